@@ -1,0 +1,27 @@
+"""ptxfp: the bit-exact model of NVIDIA PTX half-precision and mixed-precision arithmetic.
+
+    >>> import ptxfp
+    >>> hex(ptxfp.execute("fma.rn.bf16", 0x3F82, 0x3FA0, 0x0001))
+    '0x3fa3'
+"""
+
+from . import isa, policy
+from .errors import FormatError, OperandError, PtxfpError, SpellingError
+from .execute import execute
+from .formats import from_bits, to_bits
+from .policy import Policy
+from .spelling import Instruction, parse
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "execute", "parse", "to_bits", "from_bits", "Instruction", "Policy", "POLICY",
+    "PtxfpError", "SpellingError", "OperandError", "FormatError", "isa", "policy",
+]
+
+
+def __getattr__(name):
+    # POLICY is read live, so that policy.using(...) is seen through ptxfp.POLICY too.
+    if name == "POLICY":
+        return policy.current()
+    raise AttributeError(f"module 'ptxfp' has no attribute {name!r}")

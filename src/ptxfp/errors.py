@@ -1,0 +1,28 @@
+"""The one exception hierarchy of ptxfp.
+
+Every error a user can cause is a ``PtxfpError``, which is a ``ValueError``, so callers that
+already catch ``ValueError`` keep working.  Messages name the offending token or operand and the
+rule it breaks.
+"""
+
+
+class PtxfpError(ValueError):
+    """Base class of every error ptxfp raises for bad input."""
+
+
+class SpellingError(PtxfpError):
+    """An instruction spelling that is unknown or illegal (names the token and the rule)."""
+
+    def __init__(self, message, *, spelling=None, token=None, rule=None):
+        super().__init__(message)
+        self.spelling = spelling
+        self.token = token
+        self.rule = rule
+
+
+class OperandError(PtxfpError):
+    """Wrong operand count, a value that does not fit the operand width, or non-integer bits."""
+
+
+class FormatError(PtxfpError):
+    """An unknown format name, or values that do not fit the format at the edge helpers."""
