@@ -132,10 +132,11 @@ def from_bits(bits, fmt):
         lo = (b & np.uint32(0xFFFF)).astype(np.uint16)
         hi = (b >> np.uint32(16)).astype(np.uint16)
         return np.stack([from_bits(lo, lane.name), from_bits(hi, lane.name)], axis=-1)
-    if lane is F16:
-        out = b.astype(np.uint16).view(np.float16).astype(np.float64)
-    elif lane is BF16:
-        out = (b.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-    else:
-        out = b.astype(np.uint32).view(np.float32).astype(np.float64)
+    with np.errstate(invalid="ignore"):          # signalling NaNs quieten on the way
+        if lane is F16:
+            out = b.astype(np.uint16).view(np.float16).astype(np.float64)
+        elif lane is BF16:
+            out = (b.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        else:
+            out = b.astype(np.uint32).view(np.float32).astype(np.float64)
     return out if out.ndim else float(out)
