@@ -1,0 +1,834 @@
+"""Read PTX text: a bare spelling, a snippet of instructions, or a whole module.
+
+``read(text, mode="auto")`` returns a :class:`Program`.  The reader knows the *shape* of PTX
+(directives, declarations, functions, labels, predicates, operands), not the meaning of any
+opcode: every instruction, modeled by ptxfp or not, becomes an :class:`Instr` with its opcode
+spelling as written (``fma.rn.f16``, ``ld.global.b32``).  Lines and columns are 1-based.
+
+Immediates (:class:`Imm`) keep their text and a ``value`` read from it:
+
+* ``hexfloat`` ``0f3F800000`` / ``0d3FF0000000000000``: the bits as written (32 / 64 bit);
+* ``hex`` ``0x1F`` (also ``0b101`` and octal ``017``, all kind ``hex``/``dec``): the integer;
+* ``dec`` ``42``, ``-1``: the (signed) integer;
+* ``float`` ``1.5``, ``1e-3``: the bit pattern of the IEEE binary64 value (PTX reads decimal
+  floating-point literals as .f64).
+
+Syntax errors raise :class:`PtxSyntaxError` with ``line``, ``col`` and a message naming the
+offending token.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+from ..errors import PtxfpError
+
+__all__ = [
+    "read", "Program", "Function", "Param", "Decl", "Instr", "Reg", "Imm", "Vec", "Addr",
+    "Pred", "PtxSyntaxError", "MODES",
+]
+
+MODES = ("auto", "spelling", "snippet", "module")
+
+
+class PtxSyntaxError(PtxfpError):
+    """PTX text that cannot be read; ``line``/``col`` (1-based) point at the offending token."""
+
+    def __init__(self, message, line=None, col=None, token=None):
+        where = f"{line}:{col}: " if line is not None else ""
+        super().__init__(where + message)
+        self.message = message
+        self.line = line
+        self.col = col
+        self.token = token
+        self.rule = "syntax"
+
+
+# ---------------------------------------------------------------------------------------------
+# the data model
+
+@dataclass
+class Reg:
+    """A name used as an operand: a register, a parameter, a label, ``%tid.x``, ``_``."""
+    name: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self):
+        return self.name
+
+
+@dataclass
+class Imm:
+    """An immediate operand; see the module docstring for ``kind`` and ``value``."""
+    text: str
+    value: int | None
+    kind: str                     #: 'hexfloat' | 'hex' | 'dec' | 'float'
+    line: int = 0
+    col: int = 0
+
+    @property
+    def bits(self):
+        return self.value
+
+    @property
+    def width(self):
+        """32 for 0f..., 64 for 0d... and decimal floats, None for integers."""
+        if self.kind == "hexfloat":
+            return 32 if self.text.lstrip("-")[1] in "fF" else 64
+        return 64 if self.kind == "float" else None
+
+    def __str__(self):
+        return self.text
+
+
+@dataclass
+class Vec:
+    """A vector operand ``{a, b}``; ``brackets`` is '{}' (also '()' for call argument lists and
+    '|' for ``setp`` predicate pairs ``%p|%q``)."""
+    items: list
+    line: int = 0
+    col: int = 0
+    brackets: str = "{}"
+
+    def __str__(self):
+        inner = ", ".join(str(i) for i in self.items)
+        if self.brackets == "|":
+            return "|".join(str(i) for i in self.items)
+        return self.brackets[0] + inner + self.brackets[1]
+
+
+@dataclass
+class Addr:
+    """A memory operand ``[base]``, ``[base+imm]``, ``[param]``, ``[imm]`` (base None)."""
+    base: Reg | None
+    offset: int = 0
+    line: int = 0
+    col: int = 0
+
+    def __str__(self):
+        if self.base is None:
+            return f"[{self.offset}]"
+        if self.offset:
+            return f"[{self.base}{'+' if self.offset > 0 else '-'}{abs(self.offset)}]"
+        return f"[{self.base}]"
+
+
+@dataclass
+class Pred:
+    """A guard predicate ``@%p1`` / ``@!%p1``."""
+    name: str
+    negated: bool = False
+    line: int = 0
+    col: int = 0
+
+    def __str__(self):
+        return "@" + ("!" if self.negated else "") + self.name
+
+
+@dataclass
+class Decl:
+    """One declared name: ``type`` is the type token without the dot ('b16', 'f32', 'pred')."""
+    type: str
+    line: int
+    col: int
+    space: str = "reg"            #: state space: reg, param, local, shared, global, const
+    vector: int = 1               #: 2 / 4 for .v2 / .v4
+    array: tuple = ()             #: array dimensions, e.g. (16,)
+
+
+@dataclass
+class Instr:
+    """One instruction statement."""
+    opcode_spelling: str
+    operands: list
+    predicate: Pred | None = None
+    label: str | None = None       #: a label that names this instruction (``L1: add ...``)
+    line: int = 0
+    col: int = 0                   #: position of the opcode
+    text: str = ""                 #: the statement's source text, without the ``;``
+    function: str | None = None    #: the enclosing function's name (modules)
+
+    @property
+    def opcode(self):
+        """The base opcode: ``fma`` for ``fma.rn.f16``."""
+        return self.opcode_spelling.split(".", 1)[0]
+
+    @property
+    def suffixes(self):
+        return tuple(self.opcode_spelling.split(".")[1:])
+
+    def __str__(self):
+        ops = ", ".join(str(o) for o in self.operands)
+        pre = f"{self.predicate} " if self.predicate else ""
+        return f"{pre}{self.opcode_spelling}{' ' + ops if ops else ''};"
+
+
+@dataclass
+class Param:
+    name: str
+    type: str                      #: 'b64', 'u32', 'b8' (with array) ...
+    line: int = 0
+    col: int = 0
+    space: str = "param"
+    array: tuple = ()
+    align: int | None = None
+
+
+@dataclass
+class Function:
+    name: str
+    kind: str                      #: 'entry' | 'func'
+    params: list = field(default_factory=list)
+    returns: list = field(default_factory=list)   #: .func return parameters
+    body: list = field(default_factory=list)      #: Instr statements in source order
+    line: int = 0
+    col: int = 0
+    linkage: str | None = None     #: 'visible' | 'extern' | 'weak' | None
+    has_body: bool = True
+    registers: dict = field(default_factory=dict)  #: .reg declared inside this function
+    labels: dict = field(default_factory=dict)     #: label -> (line, col)
+
+
+@dataclass
+class Program:
+    kind: str                      #: 'spelling' | 'snippet' | 'module'
+    text: str = ""
+    version: tuple | None = None   #: (major, minor) from .version
+    version_pos: tuple | None = None      #: (line, col) of the version number
+    target: str | None = None      #: first .target entry that names an architecture, 'sm_90a'
+    target_pos: tuple | None = None
+    target_options: list = field(default_factory=list)  #: the whole .target list
+    address_size: int | None = None
+    address_size_pos: tuple | None = None
+    functions: list = field(default_factory=list)
+    statements: list = field(default_factory=list)   #: every Instr in source order
+    registers: dict = field(default_factory=dict)    #: name -> Decl, from .reg declarations
+    variables: dict = field(default_factory=dict)    #: other state spaces (.shared, .global...)
+    labels: dict = field(default_factory=dict)       #: label -> (line, col)
+    directives: list = field(default_factory=list)   #: other directives: (name, line, col)
+
+    @property
+    def instructions(self):
+        return self.statements
+
+
+# ---------------------------------------------------------------------------------------------
+# lexer
+
+@dataclass
+class Tok:
+    kind: str                      #: word dir num str punct eof
+    text: str
+    line: int
+    col: int
+    pos: int                       #: offset in the source
+    end: int
+    nl_before: bool = False        #: a newline separates this token from the previous one
+
+
+_TOKEN = re.compile(r"""
+    (?P<ws>[ \t\r\f\v]+)
+  | (?P<nl>\n)
+  | (?P<lc>//[^\n]*)
+  | (?P<bc>/\*)
+  | (?P<num>0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$])
+           |0[xX][0-9a-fA-F]+[uU]?|0[bB][01]+[uU]?
+           |\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+[uU]?)
+  | (?P<dir>\.[A-Za-z_$][\w$]*)
+  | (?P<word>[A-Za-z_$%][\w$]*(?:\.[\w$]+)*)
+  | (?P<str>"(?:[^"\\\n]|\\.)*")
+  | (?P<punct>[,;:{}\[\]()<>+\-@!|=*])
+""", re.VERBOSE)
+
+
+def _describe(tok):
+    if tok.kind == "eof":
+        return "end of input"
+    return f"'{tok.text}'"
+
+
+def tokenize(text):
+    toks = []
+    pos, line, line_start = 0, 1, 0
+    nl = True
+    n = len(text)
+    while pos < n:
+        m = _TOKEN.match(text, pos)
+        col = pos - line_start + 1
+        if m is None:
+            ch = text[pos]
+            raise PtxSyntaxError(f"syntax error near '{ch}': unexpected character", line, col, ch)
+        kind = m.lastgroup
+        if kind == "ws" or kind == "lc":
+            pos = m.end()
+            continue
+        if kind == "nl":
+            pos = m.end()
+            line += 1
+            line_start = pos
+            nl = True
+            continue
+        if kind == "bc":
+            end = text.find("*/", pos + 2)
+            if end < 0:
+                raise PtxSyntaxError("unterminated comment '/*'", line, col, "/*")
+            chunk = text[pos:end + 2]
+            k = chunk.count("\n")
+            if k:
+                line += k
+                line_start = pos + chunk.rfind("\n") + 1
+                nl = True
+            pos = end + 2
+            continue
+        toks.append(Tok(kind, m.group(), line, col, pos, m.end(), nl))
+        nl = False
+        pos = m.end()
+    toks.append(Tok("eof", "", line, pos - line_start + 1, pos, pos, True))
+    return toks
+
+
+# ---------------------------------------------------------------------------------------------
+# immediates
+
+def parse_number(text):
+    """(kind, value) of a number token's text (sign included)."""
+    neg = text.startswith("-")
+    body = text[1:] if neg else text
+    low = body.lower()
+    if re.fullmatch(r"0f[0-9a-f]{8}", low) or re.fullmatch(r"0d[0-9a-f]{16}", low):
+        v = int(low[2:], 16)
+        if neg:
+            v ^= 1 << (31 if low[1] == "f" else 63)
+        return "hexfloat", v
+    if low.endswith("u"):
+        low = low[:-1]
+    if low.startswith("0x"):
+        v = int(low[2:], 16)
+        return "hex", -v if neg else v
+    if low.startswith("0b"):
+        v = int(low[2:], 2)
+        return "dec", -v if neg else v
+    if re.fullmatch(r"\d+", low):
+        v = int(low, 8) if len(low) > 1 and low[0] == "0" else int(low)
+        return "dec", -v if neg else v
+    try:
+        f = float(("-" if neg else "") + low)
+    except ValueError:
+        return "float", None
+    return "float", struct.unpack("<Q", struct.pack("<d", f))[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# parser
+
+_SPACES = {".reg": "reg", ".param": "param", ".local": "local", ".shared": "shared",
+           ".global": "global", ".const": "const", ".tex": "tex"}
+_MODULE_DIRECTIVES = (".version", ".target", ".address_size", ".entry", ".func", ".visible",
+                      ".extern", ".weak", ".common")
+_LINE_DIRECTIVES = (".loc", ".file")
+_LINKAGE = (".visible", ".extern", ".weak", ".common")
+_TYPE_RE = re.compile(r"\.(?:[subf](?:8|16|32|64)|f16x2|bf16|bf16x2|pred|tf32|e4m3|e5m2"
+                      r"|e4m3x2|e5m2x2|b128|f64|texref|samplerref|surfref)$")
+
+
+class _Parser:
+    def __init__(self, text, kind):
+        self.text = text
+        self.toks = tokenize(text)
+        self.i = 0
+        self.prog = Program(kind=kind, text=text)
+        self.func = None
+
+    # -- token helpers
+    @property
+    def tok(self):
+        return self.toks[self.i]
+
+    def peek(self, k=1):
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def next(self):
+        t = self.toks[self.i]
+        if t.kind != "eof":
+            self.i += 1
+        return t
+
+    def error(self, tok, what=None):
+        msg = f"syntax error near {_describe(tok)}"
+        if what:
+            msg += f": {what}"
+        raise PtxSyntaxError(msg, tok.line, tok.col, tok.text)
+
+    def expect(self, text, what=None):
+        t = self.tok
+        if t.text != text or t.kind in ("str", "eof"):
+            self.error(t, what or f"expected '{text}'")
+        return self.next()
+
+    def at(self, text):
+        return self.tok.text == text and self.tok.kind in ("punct", "dir", "word")
+
+    # -- top level
+    def parse(self):
+        p = self.prog
+        depth = 0
+        while self.tok.kind != "eof":
+            t = self.tok
+            if t.kind == "dir":
+                if t.text == ".version":
+                    self.version()
+                elif t.text == ".target":
+                    self.target()
+                elif t.text == ".address_size":
+                    self.next()
+                    n = self.next()
+                    if n.kind != "num" or not n.text.isdigit():
+                        self.error(n, "expected an address size (32 or 64)")
+                    p.address_size, p.address_size_pos = int(n.text), (n.line, n.col)
+                elif t.text in _LINKAGE or t.text in (".entry", ".func"):
+                    self.function()
+                elif t.text in _LINE_DIRECTIVES:
+                    self.line_directive()
+                elif t.text in _SPACES:
+                    self.declaration(self.prog.variables if t.text != ".reg" else None)
+                elif t.text == ".section":
+                    self.skip_section()
+                else:
+                    self.other_directive()
+            elif p.kind == "module":
+                self.error(t, "expected a directive (.version, .target, .entry, .func ...)"
+                           if t.text not in "{}" else "braces outside a function")
+            elif t.text == "{":
+                self.next()
+                depth += 1
+            elif t.text == "}":
+                if depth == 0:
+                    self.error(t, "unbalanced '}'")
+                self.next()
+                depth -= 1
+            else:
+                self.statement()
+        if depth:
+            self.error(self.tok, "missing '}'")
+        return p
+
+    def version(self):
+        self.next()
+        n = self.next()
+        m = re.fullmatch(r"(\d+)\.(\d+)", n.text) if n.kind == "num" else None
+        if not m:
+            self.error(n, "expected a version number like 8.6")
+        self.prog.version = (int(m.group(1)), int(m.group(2)))
+        self.prog.version_pos = (n.line, n.col)
+
+    def target(self):
+        self.next()
+        p = self.prog
+        while True:
+            n = self.next()
+            if n.kind != "word":
+                self.error(n, "expected a target name like sm_90a")
+            p.target_options.append((n.text, n.line, n.col))
+            if p.target is None and re.fullmatch(r"(sm|compute)_\w+", n.text):
+                p.target, p.target_pos = n.text, (n.line, n.col)
+            if not self.at(","):
+                break
+            self.next()
+        if p.target is None and p.target_options:
+            name, line, col = p.target_options[0]
+            p.target, p.target_pos = name, (line, col)
+
+    def line_directive(self):
+        t = self.next()
+        self.prog.directives.append((t.text, t.line, t.col))
+        while self.tok.kind != "eof" and not self.tok.nl_before:
+            self.next()
+        if self.at(";"):                                # tolerate '.loc 1 2 3;'
+            self.next()
+
+    def other_directive(self):
+        """An unknown directive: skip it up to ';' (or a brace block)."""
+        t = self.next()
+        self.prog.directives.append((t.text, t.line, t.col))
+        while self.tok.kind != "eof" and not self.at(";"):
+            if self.at("{"):
+                self.skip_braces()
+                return
+            if self.at("}"):
+                return
+            self.next()
+        if self.at(";"):
+            self.next()
+
+    def skip_braces(self):
+        depth = 0
+        while self.tok.kind != "eof":
+            t = self.next()
+            if t.text == "{" and t.kind == "punct":
+                depth += 1
+            elif t.text == "}" and t.kind == "punct":
+                depth -= 1
+                if depth == 0:
+                    return
+        self.error(self.tok, "missing '}'")
+
+    def skip_section(self):
+        t = self.next()
+        self.prog.directives.append((t.text, t.line, t.col))
+        while self.tok.kind != "eof" and not self.at("{"):
+            self.next()
+        self.skip_braces()
+
+    # -- declarations
+    def declaration(self, into=None, params=None):
+        """``.reg .b16 %rs<8>;``, ``.shared .align 4 .b8 buf[128];``, ``.param .b64 p``.
+
+        Without ``params``: reads to the ';' and records names in ``into`` (registers by
+        default).  With ``params`` (a list): reads one parameter, stops before ',' or ')'."""
+        sp = self.next()
+        space = _SPACES[sp.text]
+        typ, vector, align = None, 1, None
+        names = []
+        while True:
+            t = self.tok
+            if t.kind == "dir":
+                self.next()
+                if _TYPE_RE.match(t.text):
+                    typ = t.text[1:]
+                elif t.text in (".v2", ".v4", ".v8"):
+                    vector = int(t.text[2:])
+                elif t.text == ".align":
+                    n = self.next()
+                    if n.kind != "num":
+                        self.error(n, "expected an alignment")
+                    align = int(parse_number(n.text)[1] or 0)
+                elif t.text == ".ptr":
+                    pass
+                # state space qualifiers after .ptr (.global, .shared ...) and others: ignored
+                continue
+            break
+        if typ is None:
+            self.error(self.tok, f"expected a type in '{sp.text}' declaration")
+        while True:
+            n = self.tok
+            if n.kind != "word" or "." in n.text:
+                self.error(n, f"expected a name in '{sp.text}' declaration")
+            self.next()
+            count, dims = None, []
+            if self.at("<"):
+                self.next()
+                c = self.next()
+                if c.kind != "num" or not c.text.isdigit():
+                    self.error(c, "expected a register count")
+                count = int(c.text)
+                self.expect(">")
+            while self.at("["):
+                self.next()
+                if self.at("]"):
+                    dims.append(0)
+                else:
+                    c = self.next()
+                    if c.kind != "num":
+                        self.error(c, "expected an array size")
+                    dims.append(parse_number(c.text)[1] or 0)
+                self.expect("]")
+            if params is not None:
+                params.append(Param(n.text, typ, n.line, n.col, space, tuple(dims), align))
+                return
+            if self.at("="):                               # initializer: skip it
+                self.next()
+                depth = 0
+                while self.tok.kind != "eof":
+                    if self.at("{"):
+                        depth += 1
+                    elif self.at("}"):
+                        depth -= 1
+                    elif depth == 0 and (self.at(",") or self.at(";")):
+                        break
+                    self.next()
+            names.append((n, count, tuple(dims)))
+            if self.at(","):
+                self.next()
+                continue
+            break
+        self.expect(";", f"expected ';' after '{sp.text}' declaration")
+        for n, count, dims in names:
+            expanded = [n.text] if count is None else [f"{n.text}{k}" for k in range(count)]
+            for name in expanded:
+                d = Decl(typ, n.line, n.col, space, vector, dims)
+                if space == "reg" and into is None:
+                    self.prog.registers.setdefault(name, d)
+                    if self.func is not None:
+                        self.func.registers.setdefault(name, d)
+                else:
+                    (into if into is not None else self.prog.variables).setdefault(name, d)
+
+    # -- functions
+    def function(self):
+        linkage = None
+        while self.tok.text in _LINKAGE:
+            linkage = self.next().text[1:]
+        kw = self.tok
+        if kw.text not in (".entry", ".func"):
+            if kw.kind == "dir" and kw.text in _SPACES:       # .visible .global .b32 x;
+                self.declaration(self.prog.variables if kw.text != ".reg" else None)
+                return
+            self.error(kw, "expected '.entry' or '.func'")
+        self.next()
+        kind = kw.text[1:]
+        returns = []
+        if kind == "func" and self.at("("):
+            returns = self.param_list()
+        name = self.next()
+        if name.kind != "word":
+            self.error(name, f"expected a function name after '{kw.text}'")
+        fn = Function(name.text, kind, returns=returns, line=name.line, col=name.col,
+                      linkage=linkage)
+        if self.at("("):
+            fn.params = self.param_list()
+        # performance directives (.maxntid 1, 1, 1 / .noreturn / .pragma "...";) until { or ;
+        while self.tok.kind != "eof" and not self.at("{") and not self.at(";"):
+            t = self.next()
+            if t.kind == "dir":
+                self.prog.directives.append((t.text, t.line, t.col))
+            if t.text == ".pragma":
+                while self.tok.kind == "str" or self.at(","):
+                    self.next()
+                if self.at(";"):
+                    self.next()
+        self.prog.functions.append(fn)
+        if self.at(";"):
+            self.next()
+            fn.has_body = False
+            return
+        if self.tok.kind == "eof":
+            self.error(self.tok, f"expected '{{' to open the body of '{fn.name}'")
+        self.func = fn
+        self.body()
+        self.func = None
+
+    def param_list(self):
+        self.expect("(")
+        params = []
+        if self.at(")"):
+            self.next()
+            return params
+        while True:
+            t = self.tok
+            if t.kind != "dir" or t.text not in _SPACES:
+                self.error(t, "expected '.param' or '.reg' in a parameter list")
+            self.declaration(params=params)
+            if self.at(","):
+                self.next()
+                continue
+            self.expect(")", "expected ',' or ')' in a parameter list")
+            return params
+
+    def body(self):
+        self.expect("{")
+        depth = 1
+        while True:
+            t = self.tok
+            if t.kind == "eof":
+                self.error(t, f"missing '}}' at the end of '{self.func.name}'")
+            if t.text == "{" and t.kind == "punct":
+                self.next()
+                depth += 1
+            elif t.text == "}" and t.kind == "punct":
+                self.next()
+                depth -= 1
+                if depth == 0:
+                    return
+            elif t.kind == "dir":
+                if t.text in _SPACES:
+                    self.declaration(None if t.text == ".reg" else self.prog.variables)
+                elif t.text in _LINE_DIRECTIVES:
+                    self.line_directive()
+                elif t.text in (".entry", ".func", ".version", ".target"):
+                    self.error(t, f"'{t.text}' inside the body of '{self.func.name}'")
+                else:
+                    self.other_directive()
+            else:
+                self.statement()
+
+    # -- statements
+    pending_label = None
+
+    def statement(self):
+        t = self.tok
+        if t.kind == "word" and self.peek().text == ":" and self.peek().kind == "punct":
+            self.next()
+            self.next()
+            labels = self.func.labels if self.func is not None else None
+            self.prog.labels.setdefault(t.text, (t.line, t.col))
+            if labels is not None:
+                labels.setdefault(t.text, (t.line, t.col))
+            self.pending_label = t.text
+            return
+        start = t
+        pred = None
+        if t.text == "@" and t.kind == "punct":
+            self.next()
+            neg = False
+            if self.at("!"):
+                self.next()
+                neg = True
+            r = self.next()
+            if r.kind != "word":
+                self.error(r, "expected a predicate register after '@'")
+            pred = Pred(r.text, neg, r.line, r.col)
+        op = self.tok
+        if op.kind != "word":
+            if op.kind == "eof":
+                self.error(op, "expected an instruction after the predicate")
+            self.error(op, "expected an instruction")
+        self.next()
+        operands = []
+        last_line_ok = self.prog.kind != "module"
+        if not (self.at(";") or (last_line_ok and self.tok.kind == "eof")):
+            while True:
+                operands.append(self.operand())
+                if self.at(","):
+                    self.next()
+                    continue
+                break
+        end_tok = self.tok
+        if self.at(";"):
+            self.next()
+        elif not (last_line_ok and end_tok.kind == "eof"):
+            if end_tok.kind == "eof":
+                self.error(end_tok, f"expected ';' after '{op.text}'")
+            self.error(end_tok, f"expected ',' or ';' in '{op.text}'")
+        text = self.text[start.pos:end_tok.pos].strip()
+        ins = Instr(op.text, operands, pred, self.pending_label, op.line, op.col, text,
+                    self.func.name if self.func is not None else None)
+        self.pending_label = None
+        self.prog.statements.append(ins)
+        if self.func is not None:
+            self.func.body.append(ins)
+
+    def operand(self):
+        first = self.simple_operand()
+        if self.at("|"):                                  # setp ... %p|%q, a, b
+            items = [first]
+            while self.at("|"):
+                self.next()
+                items.append(self.simple_operand())
+            return Vec(items, first.line, first.col, "|")
+        return first
+
+    def simple_operand(self):
+        t = self.tok
+        if t.kind == "punct" and t.text in "{(":
+            close = "}" if t.text == "{" else ")"
+            self.next()
+            items = []
+            if not self.at(close):
+                while True:
+                    items.append(self.operand())
+                    if self.at(","):
+                        self.next()
+                        continue
+                    break
+            self.expect(close, f"expected ',' or '{close}' in a vector operand")
+            return Vec(items, t.line, t.col, t.text + close)
+        if t.kind == "punct" and t.text == "[":
+            return self.address()
+        if t.kind == "punct" and t.text in "-!" and self.peek().kind in ("num", "word"):
+            self.next()
+            n = self.tok
+            if t.text == "-" and n.kind == "num":
+                self.next()
+                kind, value = parse_number("-" + n.text)
+                return Imm("-" + n.text, value, kind, t.line, t.col)
+            if n.kind == "word":                              # !%p (negated predicate source)
+                self.next()
+                return Reg(t.text + n.text, t.line, t.col)
+            self.error(n)
+        if t.kind == "num":
+            self.next()
+            kind, value = parse_number(t.text)
+            return Imm(t.text, value, kind, t.line, t.col)
+        if t.kind == "word":
+            self.next()
+            if self.at("+") and self.peek().kind == "num":    # symbol+offset (mov.u64 %rd, g+4)
+                self.next()
+                off = self.next()
+                return Addr(Reg(t.text, t.line, t.col), parse_number(off.text)[1] or 0,
+                            t.line, t.col)
+            return Reg(t.text, t.line, t.col)
+        self.error(t, "expected an operand")
+
+    def address(self):
+        lb = self.next()
+        base, offset = None, 0
+        t = self.tok
+        if t.kind == "word":
+            self.next()
+            base = Reg(t.text, t.line, t.col)
+        elif t.kind == "num":
+            self.next()
+            offset = parse_number(t.text)[1] or 0
+        else:
+            self.error(t, "expected a register, a name or an address in '[...]'")
+        while self.at("+") or self.at("-"):
+            sign = -1 if self.next().text == "-" else 1
+            if self.at("-"):
+                self.next()
+                sign = -sign
+            n = self.next()
+            if n.kind != "num":
+                self.error(n, "expected an integer offset in '[...]'")
+            v = parse_number(n.text)[1]
+            if v is None:
+                self.error(n, "expected an integer offset in '[...]'")
+            offset += sign * v
+        self.expect("]", "expected ']' to close the address")
+        return Addr(base, offset, lb.line, lb.col)
+
+
+_SPELLING = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)*")
+
+
+def _strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def read(text, *, mode="auto"):
+    """Read PTX text into a :class:`Program`.
+
+    ``mode``: 'spelling' (one bare instruction spelling such as ``fma.rn.oob.relu.bf16x2``),
+    'snippet' (instructions, ``.reg`` lines, labels, braces; undeclared registers allowed; the
+    last statement may omit its ';'), 'module' (a PTX module: ``.version``, ``.target``,
+    functions), or 'auto' (the default: a spelling when the text is one dotted word, a module
+    when it has module directives, a snippet otherwise)."""
+    if not isinstance(text, str):
+        raise PtxSyntaxError(f"PTX text must be a string, got {type(text).__name__}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    bare = _strip_comments(text).strip()
+    if mode == "auto":
+        if _SPELLING.fullmatch(bare.rstrip(";").strip()):
+            mode = "spelling"
+        else:
+            toks = tokenize(text)
+            mode = "module" if any(t.kind == "dir" and t.text in _MODULE_DIRECTIVES
+                                   for t in toks) else "snippet"
+    if mode == "spelling":
+        toks = tokenize(text)
+        words = [t for t in toks if t.kind != "eof"]
+        if words and words[-1].text == ";":
+            words = words[:-1]
+        if len(words) != 1 or words[0].kind != "word":
+            bad = words[1] if len(words) > 1 else (words[0] if words else toks[-1])
+            raise PtxSyntaxError(f"syntax error near {_describe(bad)}: expected one instruction "
+                                 "spelling such as 'fma.rn.f16'", bad.line, bad.col, bad.text)
+        w = words[0]
+        prog = Program(kind="spelling", text=text)
+        prog.statements.append(Instr(w.text, [], None, None, w.line, w.col, w.text))
+        return prog
+    return _Parser(text, mode).parse()
