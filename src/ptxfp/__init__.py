@@ -8,6 +8,7 @@
 from . import isa, policy
 from .errors import FormatError, OperandError, PtxfpError, SpellingError
 from .execute import execute
+from .convert import convert
 from .formats import from_bits, to_bits
 from .policy import Policy
 from .spelling import Instruction, parse
@@ -17,6 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     "execute", "parse", "to_bits", "from_bits", "Instruction", "Policy", "POLICY",
     "PtxfpError", "SpellingError", "OperandError", "FormatError", "isa", "policy",
+    "convert",
 ]
 
 

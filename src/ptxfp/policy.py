@@ -31,6 +31,10 @@ class Policy:
     oob_ignores_sign: bool = True
     #: .oob: is operand c tested for the OOB-NaN as well as a and b?
     oob_tests_c: bool = False
+    #: cvt.f32.f16 / cvt.f32.bf16 of a NaN: "canonical" gives canonical_nan32; "payload" widens
+    #: the bits exactly (sign and payload kept, shifted into place; for bf16 that is bits << 16).
+    #: The manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
+    widen_nan: str = "canonical"
 
     def __post_init__(self):
         if self.ftz_tininess not in (TININESS_AFTER, TININESS_BEFORE):

@@ -1,0 +1,436 @@
+"""``cvt`` between .f32 and the half formats, bit-exact: ``convert(spelling, *operands)``.
+
+Modeled forms (PTX ISA 9.7.9.21 ``cvt``; legal spellings and requirements checked with ptxas
+13.0, see ``TABLE``):
+
+- narrowing ``cvt.rnd{.ftz}{.sat}{.relu}{.satfinite}.{f16,bf16}.f32 d, a``
+- packed ``cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: a goes to the
+  **upper** half d[31:16], b to the lower half d[15:0] (manual, cvt semantics)
+- widening ``cvt{.ftz}{.sat}.f32.f16 d, a`` and ``cvt{.rnd}{.ftz}.f32.bf16 d, a`` (exact)
+
+Rules, each with its source:
+
+- one rounding of the exact f32 value into the destination (``rounding.round_pack``), IEEE
+  overflow per mode, subnormal results kept;
+- ``.ftz`` "applies only to single precision (.f32) inputs and results" (manual): narrowing
+  flushes a subnormal f32 input to a zero of its sign, f16/bf16 results are not flushed; widening
+  .bf16 flushes a bf16 subnormal (it is an f32 subnormal result); widening .f16 is unchanged
+  (every f16 is an f32 normal or zero);
+- ``.sat`` (f16 and the f32 result of f32.f16 only): clamp to [0.0, 1.0], NaN -> +0.0
+  (-0.0 per ``policy.sat_minus_zero_to_plus``);
+- ``.relu``: negative -> +0.0, NaN -> canonical NaN (-0.0 per ``policy.relu_minus_zero_to_plus``);
+- ``.satfinite``: NaN -> NaN (the canonical NaN), |x| > MAX_NORM (infinities included) ->
+  sign-preserved MAX_NORM. Since rounding is monotonic this is "an overflowed or infinite
+  rounded result becomes the largest finite of its sign";
+- NaN results are ``policy.canonical_nan16``; a widened NaN follows ``policy.widen_nan``
+  ("canonical" -> ``canonical_nan32``, "payload" -> sign and payload shifted into place).
+
+Like every other form, the work is done on bit patterns in Numba kernels that call the one
+rounding core; no NumPy float cast rounds anything here.
+"""
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import combinations, product
+
+import numpy as np
+from numba import njit
+
+from . import nvidia, policy
+from .arith import decode
+from .errors import OperandError, SpellingError
+from .formats import BF16, F16, F32
+from .rounding import MODES, RN, round_pack
+
+ROUNDINGS = ("rn", "rz", "rm", "rp")
+#: canonical order of the modifier tokens in a printed cvt spelling (manual syntax blocks:
+#: ``cvt{.frnd}{.ftz}{.sat}`` and ``cvt.frnd2{.relu}{.satfinite}``)
+MODIFIER_ORDER = ("ftz", "sat", "relu", "satfinite")
+MODELED_TYPES = ("f16", "f16x2", "bf16", "bf16x2", "f32")
+#: cvt types of the manual that ptxfp does not model (named in the error message)
+OTHER_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f64", "tf32",
+               "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "e4m3x4", "e5m2x4", "e2m1x4",
+               "e2m3x4", "e3m2x4", "ue8m0x2", "s2f6x2")
+OTHER_ROUNDINGS = ("rna", "rs", "rni", "rzi", "rmi", "rpi")
+SECTION = "9.7.9.21"
+
+
+@dataclass(frozen=True)
+class CvtRow:
+    """One family of cvt spellings: types, roundings, modifiers and what they need."""
+    dtype: str
+    atype: str
+    roundings: tuple
+    rounding_required: bool
+    modifiers: frozenset
+    required: frozenset
+    min_ptx: tuple
+    min_sm: int
+    section: str = SECTION
+    opcode: str = "cvt"
+
+    @property
+    def type_tokens(self):
+        return (self.dtype, self.atype)
+
+    @property
+    def mixed(self):
+        return False
+
+    def modifier_sets(self):
+        """Every modifier combination this row accepts."""
+        free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
+        for k in range(len(free) + 1):
+            for extra in combinations(free, k):
+                yield frozenset(self.required | set(extra))
+
+
+def _row(d, a, rnd, req_rnd, mods, required, ptx, sm):
+    return CvtRow(d, a, tuple(rnd), req_rnd, frozenset(mods), frozenset(required), ptx, sm)
+
+
+_RNRZ = ("rn", "rz")
+
+# Found with ptxas 13.0 (tests/test_convert.py re-checks them where ptxas is installed):
+# - .relu and .satfinite take only .rn/.rz; neither combines with .ftz or .sat;
+# - .sat is f16-only (and f32.f16); .relu needs PTX 7.0/sm_80, .satfinite PTX 8.1 (and sm_80
+#   for every destination but .f16, which ptxas takes on sm_75);
+# - bf16.f32 takes .rm/.rp too (the manual's syntax lists .rn/.rz) from 7.0/sm_80;
+# - cvt.f32.f16 takes no rounding modifier; cvt.f32.bf16 accepts one (it changes nothing),
+#   needs 7.1/sm_80, and its .ftz 7.8/sm_90.
+# Versions below what ptxas 13.0 can still target (sm_75, PTX 6.3) are the manual's: f16<->f32
+# conversions are PTX 1.0; ptxfp says sm_20 because sm_1x flushed f32 subnormals by default,
+# which is not modeled.
+TABLE = (
+    _row("f16", "f32", ROUNDINGS, True, {"ftz", "sat"}, (), (1, 0), 20),
+    _row("f16", "f32", _RNRZ, True, {"relu"}, {"relu"}, (7, 0), 80),
+    _row("f16", "f32", _RNRZ, True, {"satfinite"}, {"satfinite"}, (8, 1), 20),
+    _row("f16", "f32", _RNRZ, True, {"relu", "satfinite"}, {"relu", "satfinite"}, (8, 1), 80),
+    _row("bf16", "f32", ROUNDINGS, True, {"ftz"}, (), (7, 0), 80),
+    _row("bf16", "f32", _RNRZ, True, {"relu"}, {"relu"}, (7, 0), 80),
+    _row("bf16", "f32", _RNRZ, True, {"relu", "satfinite"}, {"satfinite"}, (8, 1), 80),
+    _row("f16x2", "f32", _RNRZ, True, {"relu"}, (), (7, 0), 80),
+    _row("f16x2", "f32", _RNRZ, True, {"relu", "satfinite"}, {"satfinite"}, (8, 1), 80),
+    _row("bf16x2", "f32", _RNRZ, True, {"relu"}, (), (7, 0), 80),
+    _row("bf16x2", "f32", _RNRZ, True, {"relu", "satfinite"}, {"satfinite"}, (8, 1), 80),
+    _row("f32", "f16", (), False, {"ftz", "sat"}, (), (1, 0), 20),
+    _row("f32", "bf16", ROUNDINGS, False, (), (), (7, 1), 80),
+    _row("f32", "bf16", ROUNDINGS, False, {"ftz"}, {"ftz"}, (7, 8), 90),
+)
+
+_LANE = {"f16": F16, "f16x2": F16, "bf16": BF16, "bf16x2": BF16, "f32": F32}
+
+
+@dataclass(frozen=True)
+class CvtInstruction:
+    """One parsed cvt spelling, with everything the table says about it."""
+    dtype: str
+    atype: str
+    rounding: object                  #: 'rn'/'rz'/'rm'/'rp', or None (widening, none written)
+    rounding_explicit: bool
+    ftz: bool
+    sat: bool
+    relu: bool
+    satfinite: bool
+    min_ptx: tuple
+    min_sm: int
+    spelling: str = field(compare=False)
+    row: CvtRow = field(compare=False, repr=False)
+    opcode: str = "cvt"
+
+    @property
+    def types(self):
+        return (self.dtype, self.atype)
+
+    @property
+    def narrowing(self):
+        return self.atype == "f32"
+
+    @property
+    def lanes(self):
+        return 2 if self.dtype.endswith("x2") else 1
+
+    @property
+    def result_format(self):
+        return _LANE[self.dtype].name
+
+    @property
+    def result_type(self):
+        return self.dtype
+
+    @property
+    def modifiers(self):
+        return frozenset(m for m in MODIFIER_ORDER if getattr(self, m))
+
+    @property
+    def operand_names(self):
+        """Source operand names in PTX order (destination excluded)."""
+        return ("a", "b") if self.lanes == 2 else ("a",)
+
+    @property
+    def operand_formats(self):
+        return ("f32",) * len(self.operand_names) if self.narrowing else (self.atype,)
+
+    @property
+    def result_width(self):
+        return 16 if self.dtype in ("f16", "bf16") else 32
+
+    @property
+    def min_ptx_str(self):
+        return "%d.%d" % self.min_ptx
+
+    @property
+    def min_target(self):
+        return "sm_%d" % self.min_sm
+
+    def __str__(self):
+        return canonical_spelling(self.rounding if self.rounding_explicit else None,
+                                  self.modifiers, self.types)
+
+
+def canonical_spelling(rounding, mods, type_tokens):
+    parts = ["cvt"] + ([rounding] if rounding else [])
+    parts += [m for m in MODIFIER_ORDER if m in mods] + list(type_tokens)
+    return ".".join(parts)
+
+
+def forms():
+    """Every (row, rounding or None, modifier set) the table accepts."""
+    for row in TABLE:
+        rnds = row.roundings if row.rounding_required else (None,) + row.roundings
+        for rnd, mods in product(rnds, row.modifier_sets()):
+            yield row, rnd, mods
+
+
+def canonical_spellings():
+    """The canonical spelling of every cvt form ptxfp models."""
+    seen = []
+    for row, rnd, mods in forms():
+        s = canonical_spelling(rnd, mods, row.type_tokens)
+        if s not in seen:
+            seen.append(s)
+    return seen
+
+
+def _fail(spelling, token, rule, message):
+    raise SpellingError(f"{message} in '{spelling}'", spelling=spelling, token=token, rule=rule)
+
+
+def _dotted(names):
+    return ", ".join("." + n for n in names)
+
+
+def parse_cvt(spelling):
+    """Parse and validate a cvt spelling; raise SpellingError naming the bad token.
+
+    Modifiers may come in any order and may repeat (ptxas takes ``cvt.rn.f16.f32.relu`` and
+    ``cvt.satfinite.rn.f16.f32``); the two type tokens are destination then source.
+    """
+    if not isinstance(spelling, str):
+        raise SpellingError("an instruction spelling must be a string, got "
+                            f"{type(spelling).__name__}", rule="syntax")
+    text = spelling.strip()
+    tokens = text.split(".")
+    if not text or any(t == "" for t in tokens):
+        _fail(text, None, "syntax", "empty token (misplaced '.')")
+    if tokens[0] != "cvt":
+        _fail(text, tokens[0], "unknown-instruction", f"'{tokens[0]}' is not a cvt spelling")
+    roundings, mods, types = [], set(), []
+    for t in tokens[1:]:
+        if t in ROUNDINGS or t in OTHER_ROUNDINGS:
+            roundings.append(t)
+        elif t in MODIFIER_ORDER:
+            mods.add(t)
+        elif t in MODELED_TYPES or t in OTHER_TYPES:
+            types.append(t)
+        else:
+            _fail(text, "." + t, "unknown-modifier", f"unknown modifier '.{t}' for 'cvt'")
+    if len(types) != 2:
+        _fail(text, None, "missing-type" if len(types) < 2 else "illegal-type",
+              "cvt needs two types, destination then source"
+              + (f" (got {_dotted(types)})" if types else ""))
+    tname = "." + ".".join(types)
+    rows = [r for r in TABLE if r.type_tokens == tuple(types)]
+    if not rows:
+        other = [t for t in types if t in OTHER_TYPES]
+        if other or types[0] == types[1]:
+            _fail(text, tname, "not-modeled",
+                  f"'cvt{tname}' is not modeled by ptxfp (it models cvt between .f32 and "
+                  ".f16/.bf16/.f16x2/.bf16x2)")
+        ok = sorted("." + ".".join(r.type_tokens) for r in TABLE)
+        _fail(text, tname, "illegal-type",
+              f"illegal types '{tname}' for 'cvt' (modeled: {', '.join(dict.fromkeys(ok))})")
+    if len(set(roundings)) > 1:
+        _fail(text, "." + roundings[1], "rounding-conflict",
+              f"conflicting rounding modifiers {_dotted(sorted(set(roundings)))}")
+    rnd = roundings[0] if roundings else None
+    if rnd is not None and not any(rnd in r.roundings for r in rows):
+        allowed = sorted({m for r in rows for m in r.roundings}, key=ROUNDINGS.index)
+        _fail(text, "." + rnd, "illegal-rounding",
+              f"illegal rounding modifier '.{rnd}' for 'cvt{tname}'"
+              + (f" (allowed: {_dotted(allowed)})" if allowed
+                 else " (an exact widening takes none)"))
+    allowed_mods = set().union(*(r.modifiers for r in rows))
+    for m in sorted(mods, key=MODIFIER_ORDER.index):
+        if m not in allowed_mods:
+            _fail(text, "." + m, "illegal-modifier",
+                  f".{m} is not allowed with 'cvt{tname}'"
+                  + (f" (allowed: {_dotted(sorted(allowed_mods, key=MODIFIER_ORDER.index))})"
+                     if allowed_mods else ""))
+    by_mods = [r for r in rows if mods <= r.modifiers and r.required <= mods]
+    if not by_mods:
+        _fail(text, _dotted(sorted(mods, key=MODIFIER_ORDER.index)), "illegal-combination",
+              f"modifiers {_dotted(sorted(mods, key=MODIFIER_ORDER.index))} cannot be combined "
+              f"on 'cvt{tname}'")
+    fits = [r for r in by_mods if rnd is None or rnd in r.roundings]
+    if not fits:
+        allowed = sorted({m for r in by_mods for m in r.roundings}, key=ROUNDINGS.index)
+        _fail(text, "." + rnd, "illegal-rounding",
+              f"illegal rounding modifier '.{rnd}' for 'cvt{tname}' with "
+              f"{_dotted(sorted(mods, key=MODIFIER_ORDER.index))} (allowed: {_dotted(allowed)})")
+    row = min(fits, key=lambda r: (r.min_ptx, r.min_sm))
+    if rnd is None and row.rounding_required:
+        _fail(text, None, "rounding-required",
+              f"rounding modifier required for 'cvt{tname}' (one of {_dotted(row.roundings)})")
+    return CvtInstruction(
+        dtype=types[0], atype=types[1], rounding=rnd, rounding_explicit=rnd is not None,
+        ftz="ftz" in mods, sat="sat" in mods, relu="relu" in mods,
+        satfinite="satfinite" in mods, min_ptx=row.min_ptx, min_sm=row.min_sm, spelling=text,
+        row=row)
+
+
+# --- kernels ----------------------------------------------------------------------------------
+
+_F32_ONE = F32.one
+
+
+@njit(inline="always", cache=True)
+def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_mz, relu_mz,
+            nan_bits):
+    """One f32 bit pattern to an f16/bf16 bit pattern."""
+    x = decode(a, 8, 23, ftz)                       # .ftz: f32 subnormal input -> signed zero
+    mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, mode, False)
+    if satfinite:
+        inf_bits = np.int64(EMAX - EMIN + 2) << (P - 1)
+        mag = inf_bits - 1 if mag >= inf_bits else mag
+    return nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, False, sat, relu, sat_mz, relu_mz,
+                         nan_bits)
+
+
+@njit(cache=True, nogil=True)
+def _narrow_kernel(a, b, out, start, stop, lanes, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat,
+                   relu, satfinite, sat_mz, relu_mz, nan_bits):
+    for i in range(start, stop):
+        r = _narrow(np.int64(a[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite,
+                    sat_mz, relu_mz, nan_bits)
+        if lanes == 2:
+            lo = _narrow(np.int64(b[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu,
+                         satfinite, sat_mz, relu_mz, nan_bits)
+            r = (r << 16) | lo                      # a -> d[31:16], b -> d[15:0]
+        out[i] = r
+
+
+@njit(cache=True, nogil=True)
+def _widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, payload, nan_bits):
+    for i in range(start, stop):
+        h = np.int64(a[i])
+        x = decode(h, AE, AM, ftz)                  # exact; .ftz flushes bf16 subnormals
+        mag, sign, is_nan = round_pack(x, 24, -126, 127, RN, False)
+        bits = nvidia.finish(mag, sign, is_nan, 24, 32, _F32_ONE, False, sat, False, sat_mz,
+                             False, nan_bits)
+        if payload and is_nan and not sat:
+            s = (h >> (AE + AM)) & 1
+            bits = (s << 31) | 0x7F800000 | ((h & ((np.int64(1) << AM) - 1)) << (23 - AM))
+        out[i] = bits
+
+
+#: Arrays at least this long are split over threads (the kernels release the GIL).
+PARALLEL_MIN = 1 << 18
+_pool = None
+_lock = threading.Lock()
+
+
+def _threads():
+    n = os.environ.get("PTXFP_NUM_THREADS")
+    if n:
+        return max(1, int(n))
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _run(kernel, a, b, out, args):
+    global _pool
+    n = out.size
+    nt = _threads()
+    if n < PARALLEL_MIN or nt <= 1:
+        kernel(a, b, out, 0, n, *args)
+        return out
+    if _pool is None:
+        with _lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(max_workers=nt, thread_name_prefix="ptxfp-cvt")
+    step = ((-(-n // nt)) + 63) & ~63
+    futures = [_pool.submit(kernel, a, b, out, s, min(n, s + step), *args)
+               for s in range(0, n, step)]
+    for f in futures:
+        f.result()
+    return out
+
+
+def _width(fmt):
+    return 16 if fmt in ("f16", "bf16") else 32
+
+
+def convert(spelling, *operands):
+    """Run one cvt form on bit patterns.
+
+    ``spelling`` is a cvt spelling (``"cvt.rn.relu.bf16x2.f32"``) or a parsed CvtInstruction.
+    ``operands`` are the source operands in PTX order, destination left out: ``(a,)`` for the
+    scalar forms, ``(a, b)`` for .f16x2/.bf16x2 (a lands in d[31:16], b in d[15:0]).  Python
+    ints or integer NumPy arrays, broadcast together: 32 bits for .f32 sources, 16 for
+    .f16/.bf16 sources.  Returns uint16 (.f16/.bf16) or uint32 arrays, or a Python int when
+    every operand is a scalar.
+    """
+    from .execute import as_bits
+    ins = spelling if isinstance(spelling, CvtInstruction) else parse_cvt(spelling)
+    names, fmts = ins.operand_names, ins.operand_formats
+    if len(operands) != len(names):
+        raise OperandError(
+            f"'{ins.spelling}' takes {len(names)} source operand{'s' if len(names) > 1 else ''}"
+            f" ({', '.join(names)}), got {len(operands)}")
+    arrays = [as_bits(x, _width(f), f"operand {n} of '{ins.spelling}' (.{f})")
+              for x, n, f in zip(operands, names, fmts)]
+    scalar = all(x.ndim == 0 for x in arrays)
+    try:
+        shape = np.broadcast_shapes(*(x.shape for x in arrays))
+    except ValueError:
+        raise OperandError(
+            f"operands of '{ins.spelling}' do not broadcast together: shapes "
+            + ", ".join(f"{n}{x.shape}" for n, x in zip(names, arrays))) from None
+    flat = [np.ascontiguousarray(np.broadcast_to(x, shape)).reshape(-1) for x in arrays]
+    a = flat[0]
+    b = flat[1] if len(flat) > 1 else a
+    out = np.empty(a.size, np.uint16 if ins.result_width == 16 else np.uint32)
+    pol = policy.current()
+    if a.size:
+        if ins.narrowing:
+            f = _LANE[ins.dtype]
+            args = (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
+                    MODES[ins.rounding], ins.ftz, ins.sat, ins.relu, ins.satfinite,
+                    pol.sat_minus_zero_to_plus, pol.relu_minus_zero_to_plus,
+                    pol.canonical_nan16)
+            _run(_narrow_kernel, a, b, out, args)
+        else:
+            if pol.widen_nan not in ("canonical", "payload"):
+                raise ValueError(f"policy.widen_nan must be 'canonical' or 'payload', got "
+                                 f"{pol.widen_nan!r}")
+            f = _LANE[ins.atype]
+            # .ftz touches only f32 subnormal results: bf16 subnormals; every f16 is an f32
+            # normal (or zero), so cvt.ftz.f32.f16 equals cvt.f32.f16.
+            args = (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
+                    pol.sat_minus_zero_to_plus,
+                    pol.widen_nan == "payload", pol.canonical_nan32)
+            _run(_widen_kernel, a, b, out, args)
+    out = out.reshape(shape)
+    return int(out) if scalar else out

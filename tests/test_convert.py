@@ -1,0 +1,465 @@
+"""cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2, against an MPFR oracle written here.
+
+The oracle below shares no code with ptxfp: bit fields are decoded into exact MPFR values,
+rounded once by MPFR (subnormalized, exponent range open above so that overflow is decided here
+per IEEE 754), and encoded again; NVIDIA's modifiers are written out from the manual's cvt page
+(9.7.9.21). Policies are read from ptxfp.POLICY so that a flip moves model and oracle together.
+The legal spellings and their PTX/target requirements are checked against ptxas when installed.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import gmpy2
+import numpy as np
+import pytest
+from gmpy2 import mpfr
+
+import ptxfp
+from ptxfp import OperandError, SpellingError, policy
+from ptxfp.convert import TABLE, canonical_spellings, convert, parse_cvt
+
+# --- the oracle -------------------------------------------------------------------------------
+
+FMT = {  # name: (width, exponent bits, fraction bits)
+    "f16": (16, 5, 10), "bf16": (16, 8, 7), "f32": (32, 8, 23)}
+
+
+def _params(name):
+    width, eb, fb = FMT[name]
+    bias = (1 << (eb - 1)) - 1
+    return width, eb, fb, bias, 1 - bias          # ..., exponent of the smallest normal
+
+
+def o_decode(bits, name):
+    """(kind, sign, exact mpfr or None); kind in 'zero', 'sub', 'fin', 'inf', 'nan'."""
+    width, eb, fb, bias, emin = _params(name)
+    s = (bits >> (width - 1)) & 1
+    e = (bits >> fb) & ((1 << eb) - 1)
+    f = bits & ((1 << fb) - 1)
+    if e == (1 << eb) - 1:
+        return ("nan" if f else "inf"), s, None
+    if e == 0 and f == 0:
+        return "zero", s, None
+    m, x = (f, emin - fb) if e == 0 else (f | (1 << fb), e - bias - fb)
+    v = gmpy2.mul_2exp(mpfr(-m if s else m, 64), x)
+    return ("sub" if e == 0 else "fin"), s, v
+
+
+def o_encode(v, name):
+    """An mpfr already on the format's grid (and in range) to bits."""
+    width, eb, fb, bias, emin = _params(name)
+    if v == 0:
+        return (1 << (width - 1)) if gmpy2.is_signed(v) else 0
+    s = 1 if v < 0 else 0
+    m, x = abs(v).as_mantissa_exp()
+    m, x = int(m), int(x)
+    top = x + m.bit_length() - 1
+    if top >= emin:
+        shift = x - (top - fb)
+        sig = m << shift if shift >= 0 else m >> -shift
+        assert shift >= 0 or m & ((1 << -shift) - 1) == 0
+        return (s << (width - 1)) | ((top + bias) << fb) | (sig & ((1 << fb) - 1))
+    shift = x - (emin - fb)
+    sig = m << shift if shift >= 0 else m >> -shift
+    assert shift >= 0 or m & ((1 << -shift) - 1) == 0
+    return (s << (width - 1)) | sig
+
+
+_MODES = {"rn": gmpy2.RoundToNearest, "rz": gmpy2.RoundToZero, "rm": gmpy2.RoundDown,
+          "rp": gmpy2.RoundUp}
+
+
+def o_round(v, name, mode):
+    """Round the exact nonzero v once into `name`, IEEE overflow per mode: bits."""
+    width, eb, fb, bias, emin = _params(name)
+    ctx = gmpy2.context(precision=fb + 1, emin=emin - fb + 1, emax=1 << 20, subnormalize=True,
+                        round=_MODES[mode])
+    r = ctx.plus(v)
+    maxf = gmpy2.mul_2exp(mpfr((1 << (fb + 1)) - 1, 64), bias - fb)
+    neg = r < 0
+    if abs(r) > maxf:
+        to_inf = {"rn": True, "rz": False, "rm": neg, "rp": not neg}[mode]
+        inf = ((1 << eb) - 1) << fb
+        return (int(neg) << (width - 1)) | (inf if to_inf else inf - 1)
+    if r == 0:        # MPFR gives the zero the sign of v
+        return int(neg or v < 0) << (width - 1)
+    return o_encode(r, name)
+
+
+def o_cvt(form, a):
+    """One lane of cvt (form = the parsed instruction's fields), a = source bits."""
+    pol = ptxfp.POLICY
+    src = form.atype if not form.narrowing else "f32"
+    dst = "f32" if not form.narrowing else form.dtype.removesuffix("x2")
+    width, eb, fb, bias, _ = _params(dst)
+    sign_bit = 1 << (width - 1)
+    one = bias << fb
+    inf = ((1 << eb) - 1) << fb
+    kind, s, v = o_decode(a, src)
+    # .ftz: only single-precision inputs and results: an f32 subnormal input (narrowing), a
+    # bf16 subnormal input, which is an f32 subnormal result (widening).
+    if form.ftz and kind == "sub" and (form.narrowing or src == "bf16"):
+        kind = "zero"
+    if kind == "nan":
+        if form.sat:
+            return 0
+        if not form.narrowing and pol.widen_nan == "payload":
+            _, seb, sfb = FMT[src]
+            return (s << 31) | 0x7F800000 | ((a & ((1 << sfb) - 1)) << (23 - sfb))
+        return pol.canonical_nan32 if dst == "f32" else pol.canonical_nan16
+    if kind == "zero":
+        bits = s << (width - 1)
+    elif kind == "inf":
+        bits = (s << (width - 1)) | inf
+    elif form.narrowing:
+        bits = o_round(v, dst, form.rounding)
+    else:
+        bits = o_encode(v, "f32")                     # exact widening
+    if form.satfinite and (bits & ~sign_bit) == inf:
+        bits = (bits & sign_bit) | (inf - 1)          # sign-preserved MAX_NORM
+    if form.sat:
+        if bits == sign_bit:
+            return 0 if pol.sat_minus_zero_to_plus else bits
+        if bits & sign_bit:
+            return 0
+        return min(bits, one)
+    if form.relu and bits & sign_bit:
+        return 0 if (bits != sign_bit or pol.relu_minus_zero_to_plus) else bits
+    return bits
+
+
+def oracle(spelling, *ops):
+    form = parse_cvt(spelling)
+    if form.lanes == 2:
+        return (o_cvt(form, ops[0]) << 16) | o_cvt(form, ops[1])
+    return o_cvt(form, ops[0])
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+def _f32_bits(v):
+    return o_encode(gmpy2.context(precision=24).plus(v), "f32")
+
+
+def _specials32():
+    out = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001,
+           0x7FBFFFFF, 0xFFFFFFFF, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,
+           0x3F800000, 0xBF800000, 0x3F7FFFFF, 0x3F800001, 0x7F7FFFFF, 0xFF7FFFFF]
+    # f16 overflow edges: 65504 (max), 65519.99, 65520 (the rn tie to inf), 65536
+    out += [_f32_bits(mpfr(x)) for x in (65504, 65519.99609375, 65520, 65536, -65520, -65504)]
+    out += [_f32_bits(mpfr(x)) for x in (0.5, 1.0, 1.5, 2.0, -0.25, 0.999, 1.0009765625)]
+    return out
+
+
+def _midpoints(dst, rng, n):
+    """f32 bit patterns at and next to the midpoint of two neighbouring `dst` values."""
+    width, eb, fb, bias, emin = _params(dst)
+    out = []
+    for h in rng.integers(0, ((1 << eb) - 1) << fb, size=n):   # finite positive dst values
+        h = int(h)
+        lo = o_decode(h, dst)[2] if h else mpfr(0)
+        hi = o_decode(h + 1, dst)[2] if h + 1 < ((1 << eb) - 1) << fb else None
+        if hi is None:
+            continue
+        mid = gmpy2.context(precision=64).add(lo, hi) / 2
+        m = _f32_bits(mid)
+        sgn = int(rng.integers(0, 2)) << 31
+        for d in (-1, 0, 1):
+            out.append(sgn | (m + d))
+    return out
+
+
+def inputs32(dst, seed=1):
+    rng = np.random.default_rng(seed)
+    vals = _specials32() + [int(x) for x in rng.integers(0, 1 << 32, size=1500)]
+    vals += _midpoints(dst, rng, 400)
+    # f32 subnormals and tiny normals (the .ftz / .rp-to-smallest-subnormal cases)
+    vals += [int(x) | (int(s) << 31) for x, s in zip(rng.integers(1, 0x00900000, size=200),
+                                                     rng.integers(0, 2, size=200))]
+    return np.array(vals, dtype=np.uint32)
+
+
+def inputs16():
+    return np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)    # every pattern
+
+
+NARROW = [s for s in canonical_spellings() if parse_cvt(s).narrowing]
+WIDEN = [s for s in canonical_spellings() if not parse_cvt(s).narrowing]
+
+
+def _check(spelling, ops, got):
+    ops = [np.asarray(o).reshape(-1) for o in ops]
+    want = [oracle(spelling, *map(int, row)) for row in zip(*ops)]
+    bad = [(tuple(hex(int(x)) for x in row), hex(int(g)), hex(w))
+           for row, g, w in zip(zip(*ops), np.asarray(got).reshape(-1), want) if int(g) != w]
+    assert not bad, f"{spelling}: {len(bad)} mismatches, e.g. {bad[:5]}"
+
+
+# --- value tests ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spelling", [s for s in NARROW if parse_cvt(s).lanes == 1])
+def test_narrow_against_mpfr(spelling):
+    dst = parse_cvt(spelling).dtype
+    a = inputs32(dst)
+    got = convert(spelling, a)
+    assert got.dtype == np.uint16 and got.shape == a.shape
+    _check(spelling, [a], got)
+
+
+@pytest.mark.parametrize("spelling", [s for s in NARROW if parse_cvt(s).lanes == 2])
+def test_packed_against_mpfr(spelling):
+    dst = parse_cvt(spelling).dtype.removesuffix("x2")
+    a = inputs32(dst, seed=2)
+    b = np.random.default_rng(3).permutation(a)
+    got = convert(spelling, a, b)
+    assert got.dtype == np.uint32
+    _check(spelling, [a, b], got)
+
+
+@pytest.mark.parametrize("spelling", WIDEN)
+def test_widen(spelling):
+    # every pattern for the forms without a rounding modifier, a sample for the others (on
+    # cvt.f32.bf16 a rounding modifier is accepted and changes nothing)
+    a = inputs16()
+    if parse_cvt(spelling).rounding is not None:
+        a = np.random.default_rng(4).choice(a, 3000)
+    got = convert(spelling, a)
+    assert got.dtype == np.uint32
+    _check(spelling, [a], got)
+
+
+def test_packed_order_a_is_upper():
+    # manual: "the value converted from input a is stored in the upper half of d"
+    assert convert("cvt.rn.f16x2.f32", 0x3F800000, 0x40000000) == 0x3C004000
+    assert convert("cvt.rz.bf16x2.f32", 0x3F800000, 0x40000000) == 0x3F804000
+
+
+def test_known_values():
+    # 1/3 in f32 (0x3EAAAAAB): f16 rn 0x3555, rz 0x3555, rp 0x3556; bf16 rn 0x3EAB, rz 0x3EAA
+    assert convert("cvt.rn.f16.f32", 0x3EAAAAAB) == 0x3555
+    assert convert("cvt.rp.f16.f32", 0x3EAAAAAB) == 0x3556
+    assert convert("cvt.rn.bf16.f32", 0x3EAAAAAB) == 0x3EAB
+    assert convert("cvt.rz.bf16.f32", 0x3EAAAAAB) == 0x3EAA
+    # 65520 ties to inf under rn; .satfinite keeps MAX_NORM; rz stays at max
+    assert convert("cvt.rn.f16.f32", 0x477FF000) == 0x7C00
+    assert convert("cvt.rn.satfinite.f16.f32", 0x477FF000) == 0x7BFF
+    assert convert("cvt.rz.f16.f32", 0x477FF000) == 0x7BFF
+    assert convert("cvt.rn.satfinite.bf16.f32", 0xFF800000) == 0xFF7F
+    # smallest f32 subnormal: .rp rounds it up to the smallest f16 subnormal, .ftz flushes it
+    assert convert("cvt.rp.f16.f32", 0x00000001) == 0x0001
+    assert convert("cvt.rp.ftz.f16.f32", 0x00000001) == 0x0000
+    assert convert("cvt.rm.ftz.bf16.f32", 0x80000001) == 0x8000
+    # but an f16 subnormal result is kept under .ftz (it is not single precision)
+    assert convert("cvt.rn.ftz.f16.f32", 0x33800000) == 0x0001        # 2**-24
+    # widening is exact; .ftz flushes a bf16 subnormal (an f32 subnormal result)
+    assert convert("cvt.f32.f16", 0x0001) == 0x33800000
+    assert convert("cvt.f32.bf16", 0x0001) == 0x00010000
+    assert convert("cvt.ftz.f32.bf16", 0x8001) == 0x80000000
+    assert convert("cvt.ftz.f32.f16", 0x0001) == 0x33800000
+
+
+def test_nan_policies():
+    p = ptxfp.POLICY
+    assert convert("cvt.rn.f16.f32", 0x7FC00001) == p.canonical_nan16
+    assert convert("cvt.rn.satfinite.bf16.f32", 0xFFC00000) == p.canonical_nan16
+    assert convert("cvt.rn.relu.f16.f32", 0xFFC00000) == p.canonical_nan16
+    assert convert("cvt.rn.sat.f16.f32", 0x7FC00000) == 0
+    assert convert("cvt.f32.bf16", 0xFFC1) == p.canonical_nan32
+    with policy.using(widen_nan="payload"):
+        assert convert("cvt.f32.bf16", 0xFFC1) == 0xFFC10000
+        assert convert("cvt.f32.f16", 0x7E01) == 0x7FC02000
+        assert convert("cvt.f32.f16", 0xFC01) == 0xFF802000    # signaling stays signaling
+        _check("cvt.f32.bf16", [inputs16()], convert("cvt.f32.bf16", inputs16()))
+    with policy.using(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000):
+        assert convert("cvt.rn.f16.f32", 0x7F800001) == 0x7E00
+        assert convert("cvt.f32.f16", 0x7C01) == 0x7FC00000
+
+
+@pytest.mark.parametrize("flip", [dict(sat_minus_zero_to_plus=False),
+                                  dict(relu_minus_zero_to_plus=False)])
+def test_minus_zero_policies(flip):
+    with policy.using(**flip):
+        for s in ("cvt.rn.sat.f16.f32", "cvt.rz.relu.bf16.f32", "cvt.rn.relu.f16x2.f32",
+                  "cvt.sat.f32.f16"):
+            src = parse_cvt(s)
+            ops = [np.array([0x80000000, 0x80000001, 0xBF800000, 0], np.uint32)] * src.lanes
+            if not src.narrowing:
+                ops = [np.array([0x8000, 0x8001, 0xBC00, 0], np.uint16)]
+            _check(s, ops, convert(s, *ops))
+
+
+def test_broadcast_and_scalars():
+    a = np.array([[0x3F800000], [0x40000000]], np.uint32)
+    b = np.array([0x3F800000, 0x40400000, 0x40800000], np.uint32)
+    got = convert("cvt.rn.f16x2.f32", a, b)
+    assert got.shape == (2, 3) and got.dtype == np.uint32
+    assert int(got[1, 2]) == 0x40004400
+    assert isinstance(convert("cvt.rn.f16.f32", 0x3F800000), int)
+    assert convert("cvt.rn.f16.f32", np.array([], np.uint32)).shape == (0,)
+    assert ptxfp.convert is convert
+
+
+def test_parallel_path_matches_serial(monkeypatch):
+    import sys
+    cm = sys.modules["ptxfp.convert"]     # (ptxfp.convert is the function)
+    a = np.random.default_rng(9).integers(0, 1 << 32, size=5000, dtype=np.uint32)
+    want = convert("cvt.rn.bf16.f32", a)
+    monkeypatch.setattr(cm, "PARALLEL_MIN", 100)
+    monkeypatch.setenv("PTXFP_NUM_THREADS", "4")
+    assert np.array_equal(convert("cvt.rn.bf16.f32", a), want)
+
+
+# --- spellings --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("spelling, canonical", [
+    ("cvt.rn.f16.f32", "cvt.rn.f16.f32"),
+    ("cvt.rn.f16.f32.relu.satfinite", "cvt.rn.relu.satfinite.f16.f32"),
+    ("cvt.satfinite.rz.bf16x2.f32", "cvt.rz.satfinite.bf16x2.f32"),
+    ("cvt.sat.ftz.rm.f16.f32", "cvt.rm.ftz.sat.f16.f32"),
+    ("cvt.f32.bf16", "cvt.f32.bf16"),
+    ("cvt.rn.f32.bf16", "cvt.rn.f32.bf16"),
+])
+def test_parse_canonical(spelling, canonical):
+    assert str(parse_cvt(spelling)) == canonical
+
+
+def test_parse_fields():
+    ins = parse_cvt("cvt.rn.relu.satfinite.bf16x2.f32")
+    assert (ins.dtype, ins.atype, ins.rounding, ins.lanes) == ("bf16x2", "f32", "rn", 2)
+    assert ins.relu and ins.satfinite and not (ins.ftz or ins.sat)
+    assert ins.operand_names == ("a", "b") and ins.operand_formats == ("f32", "f32")
+    assert (ins.min_ptx, ins.min_sm) == ((8, 1), 80)
+    w = parse_cvt("cvt.ftz.f32.bf16")
+    assert w.operand_formats == ("bf16",) and (w.min_ptx, w.min_sm) == ((7, 8), 90)
+    assert w.rounding is None and not w.narrowing
+
+
+@pytest.mark.parametrize("spelling, rule", [
+    ("cvt.f16.f32", "rounding-required"),
+    ("cvt.rna.f16.f32", "illegal-rounding"),
+    ("cvt.rna.bf16.f32", "illegal-rounding"),
+    ("cvt.rm.f16x2.f32", "illegal-rounding"),
+    ("cvt.rm.relu.f16.f32", "illegal-rounding"),
+    ("cvt.rp.satfinite.bf16.f32", "illegal-rounding"),
+    ("cvt.rn.f32.f16", "illegal-rounding"),
+    ("cvt.rn.sat.bf16.f32", "illegal-modifier"),
+    ("cvt.rn.ftz.f16x2.f32", "illegal-modifier"),
+    ("cvt.relu.f32.f16", "illegal-modifier"),
+    ("cvt.sat.f32.bf16", "illegal-modifier"),
+    ("cvt.rn.ftz.relu.f16.f32", "illegal-combination"),
+    ("cvt.rn.sat.relu.f16.f32", "illegal-combination"),
+    ("cvt.rn.sat.satfinite.f16.f32", "illegal-combination"),
+    ("cvt.rn.ftz.satfinite.bf16.f32", "illegal-combination"),
+    ("cvt.rn.rz.f16.f32", "rounding-conflict"),
+    ("cvt.rn.s32.f32", "not-modeled"),
+    ("cvt.rn.f16", "missing-type"),
+    ("cvt.rn.fast.f16.f32", "unknown-modifier"),
+    ("cvt.rn.f16.f16x2", "illegal-type"),
+])
+def test_parse_errors(spelling, rule):
+    with pytest.raises(SpellingError) as e:
+        parse_cvt(spelling)
+    assert e.value.rule == rule
+    assert spelling in str(e.value)
+
+
+def test_operand_errors():
+    with pytest.raises(OperandError, match="takes 2 source operands"):
+        convert("cvt.rn.f16x2.f32", 0)
+    with pytest.raises(OperandError, match="does not fit in 16 bits"):
+        convert("cvt.f32.f16", 0x10000)
+    with pytest.raises(OperandError, match="floats"):
+        convert("cvt.rn.f16.f32", np.array([1.0]))
+
+
+# --- ptxas agrees on the spellings and their requirements --------------------------------------
+
+PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas")
+                                  else None)
+needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
+#: the lowest .version that accepts each .target (PTX ISA release notes)
+TARGET_MIN_PTX = {75: (6, 3), 80: (7, 0), 86: (7, 1), 89: (7, 8), 90: (7, 8), 100: (8, 6)}
+VERSIONS = [(6, 3), (6, 4), (6, 5), (7, 0), (7, 1), (7, 2), (7, 3), (7, 4), (7, 5), (7, 6),
+            (7, 7), (7, 8), (8, 0), (8, 1), (8, 2), (8, 3), (8, 4), (8, 5), (8, 6)]
+
+
+def _line(spelling):
+    ins = parse_cvt(spelling)
+    d = {"f16": "%h0", "bf16": "%h0", "f32": "%f0"}.get(ins.dtype, "%r0")
+    srcs = ["%f1", "%f2"][:ins.lanes] if ins.narrowing else ["%h1"]
+    return f"{spelling} {d}, {', '.join(srcs)};"
+
+
+def _ptxas_errors(lines, version, sm):
+    """ptxas on one entry holding `lines`: the set of line indexes it reports an error for."""
+    head = (f".version {version[0]}.{version[1]}\n.target sm_{sm}\n.address_size 64\n"
+            ".visible .entry k() {\n.reg .f32 %f<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n")
+    first = head.count("\n") + 1
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.ptx")
+        with open(path, "w") as f:
+            f.write(head + "\n".join(lines) + "\nret;\n}\n")
+        p = subprocess.run([PTXAS, f"-arch=sm_{sm}", path, "-o", os.path.join(d, "t.cubin")],
+                           capture_output=True, text=True)
+    bad = {int(m.group(1)) - first for m in re.finditer(r"line (\d+); error", p.stderr)}
+    assert p.returncode == 0 or bad, p.stderr
+    return bad
+
+
+@needs_ptxas
+def test_ptxas_accepts_every_modeled_form():
+    forms = canonical_spellings()
+    bad = _ptxas_errors([_line(s) for s in forms], (8, 6), 100)
+    assert not bad, [forms[i] for i in sorted(bad)]
+
+
+REJECTED = ["cvt.f16.f32", "cvt.rna.f16.f32", "cvt.rna.bf16.f32", "cvt.rm.f16x2.f32",
+            "cvt.rm.relu.f16.f32", "cvt.rp.satfinite.bf16.f32", "cvt.rn.f32.f16",
+            "cvt.rn.sat.bf16.f32", "cvt.rn.ftz.f16x2.f32", "cvt.relu.f32.f16",
+            "cvt.sat.f32.bf16", "cvt.rn.ftz.relu.f16.f32", "cvt.rn.sat.relu.f16.f32",
+            "cvt.rn.sat.satfinite.f16.f32", "cvt.rn.ftz.satfinite.bf16.f32",
+            "cvt.rn.sat.f16x2.f32", "cvt.rz.ftz.relu.bf16.f32", "cvt.satfinite.f32.f16"]
+
+
+@needs_ptxas
+def test_ptxas_rejects_what_ptxfp_rejects():
+    lines = []
+    reg = {"f32": "%f", "f16": "%h", "bf16": "%h", "f16x2": "%r", "bf16x2": "%r"}
+    for s in REJECTED:
+        with pytest.raises(SpellingError):
+            parse_cvt(s)
+        dtype, atype = s.split(".")[-2:]
+        srcs = f"{reg[atype]}1, {reg[atype]}2" if dtype.endswith("x2") else f"{reg[atype]}1"
+        lines.append(f"{s} {reg[dtype]}0, {srcs};")
+    bad = _ptxas_errors(lines, (8, 6), 100)
+    assert bad == set(range(len(lines))), [REJECTED[i] for i in range(len(lines)) if i not in bad]
+
+
+@needs_ptxas
+def test_ptxas_requirements():
+    """Each form is accepted at its stated minimum and rejected just below (where ptxas 13.0
+    can still express 'just below': it knows no target older than sm_75)."""
+    forms = canonical_spellings()
+    groups = {}
+    for s in forms:
+        ins = parse_cvt(s)
+        sm = max(ins.min_sm, 75)
+        v = max(ins.min_ptx, TARGET_MIN_PTX[sm])
+        groups.setdefault((v, sm, True), []).append(s)
+        if ins.min_sm >= 80:                                    # target just below
+            groups.setdefault((max(v, TARGET_MIN_PTX[75]) if ins.min_sm == 80 else v,
+                               75 if ins.min_sm == 80 else 80, False), []).append(s)
+        i = VERSIONS.index(v) if v in VERSIONS else None
+        if i and ins.min_ptx > TARGET_MIN_PTX[sm] and VERSIONS[i - 1] >= TARGET_MIN_PTX[sm]:
+            groups.setdefault((VERSIONS[i - 1], sm, False), []).append(s)
+    for (v, sm, ok), ss in groups.items():
+        bad = _ptxas_errors([_line(s) for s in ss], v, sm)
+        if ok:
+            assert not bad, (v, sm, [ss[i] for i in sorted(bad)])
+        else:
+            assert bad == set(range(len(ss))), \
+                (v, sm, [ss[i] for i in range(len(ss)) if i not in bad])
