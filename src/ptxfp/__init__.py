@@ -9,9 +9,11 @@ from . import isa, policy
 from .errors import FormatError, OperandError, PtxfpError, SpellingError
 from .execute import execute
 from .convert import convert
+from .ptx.interp import run
 from .formats import from_bits, to_bits
 from .policy import Policy
 from .spelling import Instruction, parse
+from .ptx.check import check
 
 __version__ = "0.1.0"
 
@@ -19,6 +21,7 @@ __all__ = [
     "execute", "parse", "to_bits", "from_bits", "Instruction", "Policy", "POLICY",
     "PtxfpError", "SpellingError", "OperandError", "FormatError", "isa", "policy",
     "convert",
+    "check",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from .reader import (Addr, Decl, Function, Imm, Instr, Param, Pred, Program, PtxSyntaxError,
                      Reg, Vec, read)
+from .check import Diagnostic, Report, check
 
 __all__ = ["read", "Program", "Function", "Param", "Decl", "Instr", "Reg", "Imm", "Vec", "Addr",
-           "Pred", "PtxSyntaxError"]
+           "Pred", "PtxSyntaxError", "check", "Diagnostic", "Report"]

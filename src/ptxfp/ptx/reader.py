@@ -27,7 +27,7 @@ from ..errors import PtxfpError
 
 __all__ = [
     "read", "Program", "Function", "Param", "Decl", "Instr", "Reg", "Imm", "Vec", "Addr",
-    "Pred", "PtxSyntaxError", "MODES",
+    "Pred", "Scope", "PtxSyntaxError", "MODES",
 ]
 
 MODES = ("auto", "spelling", "snippet", "module")
@@ -139,6 +139,28 @@ class Decl:
     array: tuple = ()             #: array dimensions, e.g. (16,)
 
 
+class Scope:
+    """Names declared in one block (``{ ... }``), with the enclosing block as ``parent``: PTX
+    scopes ``.reg`` declarations by block, and nvcc's inline-asm blocks reuse names."""
+    __slots__ = ("parent", "names")
+
+    def __init__(self, parent=None):
+        self.parent = parent
+        self.names = {}
+
+    def lookup(self, name):
+        s = self
+        while s is not None:
+            d = s.names.get(name)
+            if d is not None:
+                return d
+            s = s.parent
+        return None
+
+    def __repr__(self):
+        return f"Scope({sorted(self.names)})"
+
+
 @dataclass
 class Instr:
     """One instruction statement."""
@@ -150,6 +172,7 @@ class Instr:
     col: int = 0                   #: position of the opcode
     text: str = ""                 #: the statement's source text, without the ``;``
     function: str | None = None    #: the enclosing function's name (modules)
+    scope: Scope | None = field(default=None, repr=False, compare=False)  #: names visible here
 
     @property
     def opcode(self):
@@ -209,6 +232,16 @@ class Program:
     variables: dict = field(default_factory=dict)    #: other state spaces (.shared, .global...)
     labels: dict = field(default_factory=dict)       #: label -> (line, col)
     directives: list = field(default_factory=list)   #: other directives: (name, line, col)
+    scope: Scope = field(default_factory=Scope, repr=False)  #: the outermost scope
+
+    def lookup(self, name, at=None):
+        """The Decl of ``name`` as seen from statement ``at`` (its block scopes first), else
+        from the whole program (registers, then other variables); None when undeclared."""
+        if at is not None and at.scope is not None:
+            d = at.scope.lookup(name)
+            if d is not None:
+                return d
+        return self.registers.get(name) or self.variables.get(name)
 
     @property
     def instructions(self):
@@ -341,6 +374,7 @@ class _Parser:
         self.i = 0
         self.prog = Program(kind=kind, text=text)
         self.func = None
+        self.scope = self.prog.scope
 
     # -- token helpers
     @property
@@ -404,11 +438,13 @@ class _Parser:
             elif t.text == "{":
                 self.next()
                 depth += 1
+                self.scope = Scope(self.scope)
             elif t.text == "}":
                 if depth == 0:
                     self.error(t, "unbalanced '}'")
                 self.next()
                 depth -= 1
+                self.scope = self.scope.parent
             else:
                 self.statement()
         if depth:
@@ -559,6 +595,7 @@ class _Parser:
             expanded = [n.text] if count is None else [f"{n.text}{k}" for k in range(count)]
             for name in expanded:
                 d = Decl(typ, n.line, n.col, space, vector, dims)
+                self.scope.names.setdefault(name, d)
                 if space == "reg" and into is None:
                     self.prog.registers.setdefault(name, d)
                     if self.func is not None:
@@ -607,8 +644,13 @@ class _Parser:
         if self.tok.kind == "eof":
             self.error(self.tok, f"expected '{{' to open the body of '{fn.name}'")
         self.func = fn
+        outer = self.scope
+        self.scope = Scope(outer)
+        for q in fn.params + fn.returns:
+            self.scope.names.setdefault(q.name, Decl(q.type, q.line, q.col, q.space, 1, q.array))
         self.body()
         self.func = None
+        self.scope = outer
 
     def param_list(self):
         self.expect("(")
@@ -637,11 +679,14 @@ class _Parser:
             if t.text == "{" and t.kind == "punct":
                 self.next()
                 depth += 1
+                if depth > 1:
+                    self.scope = Scope(self.scope)
             elif t.text == "}" and t.kind == "punct":
                 self.next()
                 depth -= 1
                 if depth == 0:
                     return
+                self.scope = self.scope.parent
             elif t.kind == "dir":
                 if t.text in _SPACES:
                     self.declaration(None if t.text == ".reg" else self.prog.variables)
@@ -704,7 +749,7 @@ class _Parser:
             self.error(end_tok, f"expected ',' or ';' in '{op.text}'")
         text = self.text[start.pos:end_tok.pos].strip()
         ins = Instr(op.text, operands, pred, self.pending_label, op.line, op.col, text,
-                    self.func.name if self.func is not None else None)
+                    self.func.name if self.func is not None else None, self.scope)
         self.pending_label = None
         self.prog.statements.append(ins)
         if self.func is not None:

@@ -1,0 +1,765 @@
+"""``check(text)``: what ptxas 13.0 would say about the instructions ptxfp models.
+
+The checker reads PTX text (a bare spelling, a snippet, or a module; see reader.py) and, for
+every instruction in ptxfp's model, decides what ptxas decides:
+
+* half-precision and mixed-precision ``add``/``sub``/``mul``/``fma``: the spelling through
+  ``ptxfp.parse()`` (the instruction table, isa.py) plus the lexical rules ptxas applies before
+  it (unknown modifiers, more than one rounding modifier, a repeated ``.ftz``/``.oob``); the
+  requirements from the parsed Instruction's ``min_ptx``/``min_sm``;
+* ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2: the rows of cvt_table.py;
+* the .version/.target pair, unknown versions and targets (tables below, from ptxas 13.0);
+* operands (in snippets and modules): count, vector operands, register types and immediates
+  per operand (tables below, measured with ptxas), undeclared registers.
+
+Messages carry ptxas' own text (``Diagnostic.ptxas``), with ptxfp's explanation appended
+where ptxas' text alone would not say enough.  Every other instruction (ld, st, mov, other
+cvt forms, ...) gets one 'info' diagnostic and is counted; it is never an error.
+
+All tables were measured with ptxas 13.0 (tools/ptxas_probe.py, tests/data/ptxas).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .. import isa
+from ..errors import SpellingError
+from ..spelling import parse
+from . import cvt_table
+from .reader import Addr, Imm, Program, PtxSyntaxError, Reg, Vec, read
+
+__all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
+           "requirement_messages", "KNOWN_VERSIONS", "TARGET_MIN_VERSION", "RULES"]
+
+SEVERITIES = ("error", "warning", "info")
+
+#: rule id -> what it covers
+RULES = {
+    "syntax": "the text cannot be read as PTX",
+    "unknown-modifier": "a modifier ptxas does not know ('Unknown modifier')",
+    "rounding-conflict": "more than one rounding modifier ('Multiple rounding modifiers')",
+    "duplicate-modifier": "a repeated .ftz or .oob ('Duplicate .ftz modifier')",
+    "illegal-type": "a type combination the instruction does not have",
+    "illegal-rounding": "a rounding modifier the form does not take",
+    "illegal-modifier": "a modifier the form does not take",
+    "illegal-combination": "modifiers that cannot be combined",
+    "rounding-required": "a form that needs a rounding modifier has none",
+    "min-version": "the .version is below what the instruction needs",
+    "min-target": "the .target is below what the instruction needs",
+    "target-unsupported": "the instruction exists only on some targets (e.g. sm_100a)",
+    "operand-count": "wrong number of operands",
+    "operand-type": "an operand of a register type or immediate kind the form does not take",
+    "vector-operand": "a vector operand where none is allowed",
+    "undeclared": "a register that is not declared",
+    "reg-type": "a register declaration of a type ptxas does not have or needs a newer target",
+    "unknown-version": "a .version ptxas 13.0 does not know",
+    "unknown-target": "a .target ptxas 13.0 does not know",
+    "target-version": "a .target that needs a newer .version",
+    "missing-version": "a module without .version",
+    "missing-target": "a module without .target",
+    "spelling-only": "no .version/.target to check requirements against",
+    "unmodeled": "an instruction outside ptxfp's model (not checked)",
+    "summary": "how many instructions are modeled and how many not",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# diagnostics
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding.  ``line``/``col`` are 1-based; 0 means the text as a whole (or an argument).
+    ``ptxas`` is ptxas' own message for the same problem, when there is one."""
+    severity: str
+    line: int
+    col: int
+    message: str
+    rule: str
+    ptxas: str | None = None
+
+    def __str__(self):
+        return f"{self.line}:{self.col}: {self.severity}: {self.message} [{self.rule}]"
+
+
+class Report(list):
+    """The list of Diagnostics of one ``check()``, with counts."""
+
+    def __init__(self, diags=(), *, modeled=0, unmodeled=0, version=None, target=None,
+                 kind=None):
+        super().__init__(diags)
+        self.modeled = modeled
+        self.unmodeled = unmodeled
+        self.version = version
+        self.target = target
+        self.kind = kind
+
+    @property
+    def errors(self):
+        return [d for d in self if d.severity == "error"]
+
+    @property
+    def warnings(self):
+        return [d for d in self if d.severity == "warning"]
+
+    @property
+    def ok(self):
+        """True when no diagnostic is an error."""
+        return not self.errors
+
+    def __str__(self):
+        return "\n".join(str(d) for d in self)
+
+
+# ---------------------------------------------------------------------------------------------
+# versions and targets (ptxas 13.0: --list-version, and the lowest .version accepted with each
+# .target; tests/data/ptxas/targets.json, and by hand for the targets below sm_50)
+
+KNOWN_VERSIONS = tuple((int(a), int(b)) for a, b in (v.split(".") for v in (
+    "1.0 1.1 1.2 1.3 1.4 1.5 2.0 2.1 2.2 2.3 3.0 3.1 3.2 4.0 4.1 4.2 4.3 5.0 5.1 6.0 6.1 6.2 "
+    "6.3 6.4 6.5 7.0 7.1 7.2 7.3 7.4 7.5 7.6 7.7 7.8 8.0 8.1 8.2 8.3 8.4 8.5 8.6 8.7 8.8 "
+    "9.0").split()))
+CURRENT_VERSION = KNOWN_VERSIONS[-1]
+
+TARGET_MIN_VERSION = {
+    "sm_10": (1, 0), "sm_11": (1, 0), "sm_12": (1, 2), "sm_13": (1, 2), "sm_20": (2, 0),
+    "sm_21": (2, 0), "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1), "sm_37": (4, 1),
+    "sm_50": (4, 0), "sm_52": (4, 1), "sm_53": (4, 2), "sm_60": (5, 0), "sm_61": (5, 0),
+    "sm_62": (5, 0), "sm_70": (5, 1), "sm_72": (6, 1), "sm_75": (6, 3), "sm_80": (7, 0),
+    "sm_82": (6, 2), "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (7, 3), "sm_89": (7, 8),
+    "sm_90": (7, 8), "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8),
+    "sm_101": (8, 6), "sm_101a": (8, 6), "sm_101f": (8, 8), "sm_103": (8, 8), "sm_103a": (8, 8),
+    "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0), "sm_110f": (9, 0), "sm_120": (8, 7),
+    "sm_120a": (8, 7), "sm_120f": (8, 8), "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
+}
+#: other entries a .target list may carry
+TARGET_OPTIONS = ("texmode_unified", "texmode_independent", "debug", "map_f64_to_f32")
+
+_TARGET_RE = re.compile(r"sm_(\d+)([af]?)$")
+
+
+def target_sm(target):
+    """The SM number of a target name ('sm_90a' -> 90); a/f variants count as their number."""
+    m = _TARGET_RE.match(target)
+    return int(m.group(1)) if m else None
+
+
+def _vstr(v):
+    return "%d.%d" % v
+
+
+def _norm_version(version):
+    if version is None:
+        return None
+    if isinstance(version, tuple):
+        return tuple(int(x) for x in version)
+    s = str(version).strip()
+    m = re.fullmatch(r"(\d+)\.(\d+)", s)
+    if not m:
+        raise ValueError(f"version must look like '8.6' or (8, 6), got {version!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _norm_target(target):
+    if target is None:
+        return None
+    if isinstance(target, int):
+        return f"sm_{target}"
+    s = str(target).strip()
+    return f"sm_{s}" if re.fullmatch(r"\d+[af]?", s) else s
+
+
+# ---------------------------------------------------------------------------------------------
+# spellings
+
+HALF_TYPES = ("f16", "f16x2", "bf16", "bf16x2")
+ARITH_OPCODES = ("add", "sub", "mul", "fma")
+#: every PTX fundamental/alternate type name (a token of these is a type, not a modifier)
+PTX_TYPES = frozenset(
+    "s8 s16 s32 s64 u8 u16 u32 u64 b8 b16 b32 b64 b128 f16 f16x2 bf16 bf16x2 f32 f64 tf32 "
+    "e4m3 e5m2 e4m3x2 e5m2x2 e2m3x2 e3m2x2 e2m1x2 ue8m0x2 e2m1 e3m2 e2m3 ue8m0 pred".split())
+#: rounding-modifier tokens ("Multiple rounding modifiers specified" counts them all)
+ROUNDING_TOKENS = frozenset("rn rz rm rp rna rs rni rzi rmi rpi".split())
+#: modifiers ptxas knows on these instructions: illegal ones are "Illegal modifier '.x' for
+#: instruction 'op'"; any other token is "Unknown modifier '.x'" (measured: .full, .foo)
+KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx".split()) | ROUNDING_TOKENS
+#: repeating these is an error ("Duplicate .ftz modifier"); .sat and .relu may repeat
+NO_REPEAT = ("ftz", "oob")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What ptxas decides about one spelling, independent of .version/.target.
+
+    ``family``: 'arith', 'cvt', or None (not modeled); ``errors``: ((rule, message), ...)
+    that hold everywhere; ``requires``: ((kind, threshold, message), ...) with kind 'version'
+    or 'target'; ``targets``: when not empty, the only targets accepted (``targets_message``
+    otherwise); ``slots``: per operand (name, operand class); ``form``: the parsed Instruction
+    (arith) or CvtRow (cvt)."""
+    spelling: str
+    family: str | None
+    errors: tuple = ()
+    requires: tuple = ()
+    targets: tuple = ()
+    targets_message: str = ""
+    slots: tuple = ()
+    form: object = None
+
+    @property
+    def ok(self):
+        return not self.errors
+
+    @property
+    def min_ptx(self):
+        return max([t for k, t, _ in self.requires if k == "version"], default=(1, 0))
+
+    @property
+    def min_sm(self):
+        return max([t for k, t, _ in self.requires if k == "target"], default=10)
+
+    def accepts(self, version, target):
+        """ptxas' decision at (version, target): True when the spelling assembles there."""
+        return not self.errors and not requirement_messages(self, version, target)
+
+
+def _family(toks):
+    """'arith', 'cvt' or None (outside the model) for a spelling split on '.'.
+
+    add/sub/mul/fma belong to the model when a type is a half type, when there is no type at
+    all, or when there are two or more types (the mixed forms, or a mistake); cvt when its types
+    are .f32 and half types, or missing.  Plain .f32 arithmetic, integer forms and cvt between
+    two half types or other types stay outside."""
+    op, rest = toks[0], toks[1:]
+    types = [t for t in rest if t in PTX_TYPES]
+    if op in ARITH_OPCODES:
+        return "arith" if any(t in HALF_TYPES for t in types) or len(types) != 1 else None
+    if op == "cvt":
+        if not types:
+            return "cvt"
+        if not all(t in HALF_TYPES or t == "f32" for t in types):
+            return None
+        if not any(t in HALF_TYPES for t in types):
+            return None
+        if len(types) == 2 and all(t in HALF_TYPES for t in types):
+            return None
+        return "cvt"
+    return None
+
+
+def _lexical(op, rest):
+    """The errors ptxas finds in the tokens themselves, before matching any form, and the
+    rounding modifier it goes on with (the last one written)."""
+    for t in rest:
+        if t not in PTX_TYPES and t not in KNOWN_MODIFIERS:
+            return [("unknown-modifier", f"Unknown modifier '.{t}'")], None
+    errs = []
+    rnds = [t for t in rest if t in ROUNDING_TOKENS]
+    if len(rnds) > 1:
+        errs.append(("rounding-conflict", "Multiple rounding modifiers specified"))
+    for m in NO_REPEAT:
+        if rest.count(m) > 1:
+            errs.append(("duplicate-modifier", f"Duplicate .{m} modifier"))
+    return errs, (rnds[-1] if rnds else None)
+
+
+def _conflicts(pairs, mods):
+    """ptxas' "cannot be combined" errors for the modifiers in written order: each new
+    modifier is tested against the earlier ones, the pairs in ``pairs`` order; a modifier is
+    named in one conflict at most."""
+    out, used, seen = [], set(), []
+    for m in mods:
+        if m in seen:
+            continue
+        if m not in used:
+            pair = next((p for p in pairs if m in p and (set(p) - {m}) <= set(seen) - used
+                         and len(set(p)) == 2), None)
+            if pair:
+                out.append(("illegal-combination",
+                            f"Modifier '.{pair[0]}' cannot be combined with modifier "
+                            f"'.{pair[1]}'"))
+                used |= set(pair)
+        seen.append(m)
+    return out
+
+
+#: which illegal modifier ptxas names first when there are several
+ILLEGAL_ORDER = ("relu", "ftz", "oob", "sat", "satfinite", "approx", "rs")
+#: modifier pairs ptxas reports as conflicts on add/sub/mul/fma, before any other check
+ARITH_CONFLICTS = (("relu", "sat"), ("ftz", "oob"))
+
+
+def _arith_requires(ins):
+    """ptxas' messages for the binding requirement of a parsed half/mixed instruction; the
+    thresholds are the Instruction's own min_ptx / min_sm (from isa.py)."""
+    op, v, sm = ins.opcode, ins.min_ptx, ins.min_sm
+    vtxt = f"requires PTX ISA .version {_vstr(v)} or later"
+    ttxt = f"requires .target sm_{sm} or higher"
+    if ins.mixed:
+        feat = f"{op}.f32.{ins.atype}"
+        return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
+    if ins.oob:
+        return (("version", v, f"Feature '.oob' {vtxt}"), ("target", sm, f"Modifier '.oob' {ttxt}"))
+    if op != "fma" and ins.dtype.startswith("bf16"):
+        feat = f"{op}.{ins.dtype}"
+        return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
+    if ins.relu:
+        return (("version", v, f"Feature '.relu' {vtxt}"), ("target", sm, f"Modifier '.relu' {ttxt}"))
+    if ins.dtype.startswith("bf16"):
+        feat = "." + ins.dtype
+        return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
+    feat = "f16 arithemetic and compare instructions"     # sic: ptxas' own spelling
+    return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
+
+
+# operand classes: the register types and immediate kinds ptxas 13.0 takes (operands.jsonl)
+IMM_F32 = frozenset({"imm_f32hex", "imm_f64hex", "imm_float"})
+IMM_INT = frozenset({"imm_int", "imm_hex"})
+OPERAND_CLASSES = {
+    "f16": frozenset({"b16", "f16"}),
+    "f16x2": frozenset({"b32", "f16x2"}),
+    "bf16": frozenset({"b16"}),
+    "bf16x2": frozenset({"b32"}),
+    "mixed.f16": frozenset({"b16", "f16"}),
+    "mixed.bf16": frozenset({"b16", "u16", "s16"}) | IMM_INT,
+    "f32.dst": frozenset({"f32", "b32"}),
+    "f32.src": frozenset({"f32", "b32"}) | IMM_F32,
+    # cvt
+    "cvt.f16.d": frozenset({"b16", "f16", "b32", "b64"}),
+    "cvt.bf16.d": frozenset({"b16"}),
+    "cvt.f16x2.d": frozenset({"b32", "b64", "f16x2"}),
+    "cvt.bf16x2.d": frozenset({"b32"}),
+    "cvt.f32.to_f16": frozenset({"f32", "b32", "b64"}) | IMM_F32,
+    "cvt.f32.to_bf16": frozenset({"f32", "b32"}) | IMM_F32,
+    "cvt.rbits": frozenset({"b32"}),
+    "cvt.f32.from_f16": frozenset({"f32", "b32", "b64"}),
+    "cvt.f16.a": frozenset({"b16", "f16", "b32", "b64"}),
+    "cvt.f32.from_bf16": frozenset({"f32", "b32"}),
+    "cvt.bf16.a": frozenset({"b16"}),
+}
+#: how a class is described in messages
+CLASS_WORDS = {
+    "f16": ".f16", "f16x2": ".f16x2", "bf16": ".bf16", "bf16x2": ".bf16x2",
+    "mixed.f16": ".f16", "mixed.bf16": ".bf16", "f32.dst": ".f32", "f32.src": ".f32",
+}
+
+
+def _arith_slots(ins):
+    names = isa.OPERANDS[(ins.opcode, ins.mixed)]
+    if ins.mixed:
+        cls = {"d": "f32.dst", "c": "f32.src", "a": "mixed." + ins.atype,
+               "b": "mixed." + ins.atype}
+        return tuple((n, cls[n]) for n in names)
+    return tuple((n, ins.dtype) for n in names)
+
+
+def _cvt_slots(row):
+    d, s = row.dst, row.src
+    if s == "f32":
+        src = "cvt.f32.to_bf16" if d.startswith("bf16") else "cvt.f32.to_f16"
+        slots = [("d", f"cvt.{d}.d"), ("a", src)]
+        if row.operands >= 3:
+            slots.append(("b", src))
+        if row.operands >= 4:
+            slots.append(("rbits", "cvt.rbits"))
+        return tuple(slots)
+    if s == "f16":
+        return (("d", "cvt.f32.from_f16"), ("a", "cvt.f16.a"))
+    return (("d", "cvt.f32.from_bf16"), ("a", "cvt.bf16.a"))
+
+
+def _check_arith(spelling, toks):
+    op, rest = toks[0], toks[1:]
+    errs, rnd = _lexical(op, rest)
+    if errs and errs[0][0] == "unknown-modifier":
+        return Verdict(spelling, "arith", tuple(errs))
+    types = tuple(t for t in rest if t in PTX_TYPES)
+    mods = [t for t in rest if t not in PTX_TYPES and t not in ROUNDING_TOKENS]
+    mixed_relu = "f32" in types and "relu" in mods
+    # on the mixed forms ptxas rejects .relu before it looks at .ftz with .oob
+    errs += _conflicts(ARITH_CONFLICTS[:1] if mixed_relu else ARITH_CONFLICTS, mods)
+    # What ptxfp's parser sees: the types, the rounding ptxas goes on with, each modifier once.
+    canon = ".".join([op] + ([rnd] if rnd else []) + list(dict.fromkeys(mods)) + list(types))
+    ins = None
+    try:
+        ins = parse(canon)
+    except SpellingError as e:
+        if not errs:
+            errs.append(_arith_error(op, types, rnd, mods, e))
+    if errs:
+        return Verdict(spelling, "arith", tuple(dict.fromkeys(errs)), form=ins)
+    return Verdict(spelling, "arith", (), _arith_requires(ins), slots=_arith_slots(ins), form=ins)
+
+
+def _arith_error(op, types, rnd, mods, e):
+    """ptxas' message for a spelling ptxfp's parser rejects (``e``): the table decides, the
+    wording and the choice among several problems follow ptxas."""
+    rows = [r for r in isa.TABLE if r.opcode == op and r.type_tokens == types]
+    if not rows or e.rule in ("illegal-type", "missing-type"):
+        return "illegal-type", f"Unexpected instruction types specified for '{op}'"
+    allowed = set().union(*(r.modifiers for r in rows))
+    bad = [m for m in ILLEGAL_ORDER if m in mods and m not in allowed]
+    if op == "fma" and rows[0].mixed and "relu" in mods:
+        # fma.relu exists for half types only: ptxas looks for such a form and finds the types
+        return "illegal-type", f"Unexpected instruction types specified for '{op}'"
+    if bad:
+        return "illegal-modifier", f"Illegal modifier '.{bad[0]}' for instruction '{op}'"
+    if rnd == "rs":
+        return "illegal-modifier", f"Illegal modifier '.rs' for instruction '{op}'"
+    if rnd is not None and not any(rnd in r.roundings for r in rows):
+        return "illegal-rounding", f"Illegal rounding modifier for instruction '{op}'"
+    return _spelling_error(op, e)
+
+
+def _spelling_error(op, e):
+    rule, tok = e.rule, e.token or ""
+    if rule == "rounding-conflict":
+        return rule, "Multiple rounding modifiers specified"
+    if rule == "illegal-rounding":
+        return rule, f"Illegal rounding modifier for instruction '{op}'"
+    if rule == "illegal-modifier":
+        return rule, f"Illegal modifier '{tok}' for instruction '{op}'"
+    if rule == "illegal-combination":
+        mods = sorted({m.strip(" .") for m in tok.split(",")},
+                      key=lambda m: ILLEGAL_ORDER.index(m) if m in ILLEGAL_ORDER else 99)
+        return rule, (f"Modifier '.{mods[0]}' cannot be combined with modifier '.{mods[-1]}'"
+                      if mods else "Illegal modifier combination")
+    if rule == "rounding-required":
+        return rule, f"Rounding modifier required for instruction '{op}'"
+    if rule in ("illegal-type", "missing-type"):
+        return "illegal-type", f"Unexpected instruction types specified for '{op}'"
+    if rule == "unknown-modifier":
+        return rule, f"Unknown modifier '{tok}'"
+    return rule or "syntax", str(e)
+
+
+def _cvt_conflicts(types, rnd, mods):
+    """The modifier pairs ptxas rejects on cvt before matching a form (measured)."""
+    pairs = [("satfinite", "sat"), ("relu", "sat")]
+    narrowing = len(types) == 2 and types[1] == "f32" and types[0] in HALF_TYPES
+    if narrowing:
+        pairs.append(("satfinite", "ftz"))
+        if types[0].startswith("bf16"):
+            pairs.append(("relu", "ftz"))
+    errs = _conflicts(pairs, mods)
+    used = {m for m in ("relu", "sat", "satfinite", "ftz") if any(f"'.{m}'" in e for _, e in errs)}
+    if narrowing and "satfinite" in mods and "satfinite" not in used and rnd not in ("rn", "rz"):
+        if rnd is not None and (rnd != "rs" or types[0] == "f16"):
+            errs.append(("illegal-combination",
+                         f"Modifier '.satfinite' cannot be combined with modifier '.{rnd}'"))
+        elif rnd is None and types[0] != "f16x2":
+            errs.append(("illegal-combination",
+                         "Modifier '.satfinite' cannot be combined with modifier ''"))
+    return errs
+
+
+def _check_cvt(spelling, toks):
+    rest = toks[1:]
+    errs, rnd = _lexical("cvt", rest)
+    if errs and errs[0][0] == "unknown-modifier":
+        return Verdict(spelling, "cvt", tuple(errs))
+    types = tuple(t for t in rest if t in PTX_TYPES)
+    mods = [t for t in rest if t not in PTX_TYPES and t not in ROUNDING_TOKENS]
+    errs += _cvt_conflicts(types, rnd, mods)
+    if errs:
+        return Verdict(spelling, "cvt", tuple(dict.fromkeys(errs)))
+    rows = cvt_table.rows_for(*types) if len(types) == 2 else []
+    widening = len(types) == 2 and types[0] == "f32"
+    if not rows or (widening and ("relu" in mods or "satfinite" in mods)):
+        # .relu/.satfinite exist on narrowing cvt only: ptxas then blames the types
+        return Verdict(spelling, "cvt",
+                       (("illegal-type", "Unexpected instruction types specified for 'cvt'"),))
+    tname = "." + ".".join(types)
+    all_rnd = {r for row in rows for r in row.roundings}
+    all_mod = set().union(*(row.modifiers for row in rows))
+    if rnd is not None and rnd not in all_rnd:
+        if rnd == "rs":
+            errs.append(("illegal-modifier",
+                         f"Illegal modifier '.rs' for instruction 'cvt' with type '{tname}'"))
+        else:
+            errs.append(("illegal-rounding", "Illegal rounding modifier for instruction 'cvt'"))
+    bad = [m for m in ILLEGAL_ORDER if m in mods and m not in all_mod]
+    if bad:
+        errs.append(("illegal-modifier", f"Illegal modifier '.{bad[0]}' for instruction 'cvt'"))
+    if errs:
+        return Verdict(spelling, "cvt", tuple(errs[:1]))
+    mset = set(mods)
+    fits = [r for r in rows if mset <= r.modifiers and r.required <= mset
+            and (rnd is None or rnd in r.roundings)]
+    if not fits:
+        if any(mset <= r.modifiers and r.required <= mset for r in rows):
+            return Verdict(spelling, "cvt", (
+                ("illegal-rounding", "Illegal rounding modifier for instruction 'cvt'"),))
+        # .relu/.satfinite select the forms without .ftz/.sat: ptxas names those illegal
+        strong = [r for r in rows if r.required & mset] or rows
+        allowed = set().union(*(r.modifiers for r in strong))
+        bad = [m for m in ILLEGAL_ORDER if m in mset and m not in allowed]
+        if bad:
+            return Verdict(spelling, "cvt", (
+                ("illegal-modifier", f"Illegal modifier '.{bad[0]}' for instruction 'cvt'"),))
+        return Verdict(spelling, "cvt", (
+            ("illegal-rounding", "Illegal rounding modifier for instruction 'cvt'"),))
+    row = min(fits, key=lambda r: (r.min_ptx, r.min_sm))
+    if rnd is None and row.rounding_required:
+        return Verdict(spelling, "cvt",
+                       (("rounding-required", "Rounding modifier required for instruction 'cvt'"),))
+    return Verdict(spelling, "cvt", (), row.requires, row.targets, row.targets_message,
+                   _cvt_slots(row), row)
+
+
+@lru_cache(maxsize=65536)
+def spelling_verdict(spelling):
+    """The :class:`Verdict` of one instruction spelling (``fma.rn.relu.bf16``)."""
+    toks = spelling.split(".")
+    if any(t == "" for t in toks):
+        return Verdict(spelling, None)
+    fam = _family(toks)
+    if fam == "arith":
+        return _check_arith(spelling, toks)
+    if fam == "cvt":
+        return _check_cvt(spelling, toks)
+    return Verdict(spelling, None)
+
+
+def requirement_messages(verdict, version, target):
+    """[(rule, message)] for what (version, target) lacks; either may be None (unchecked)."""
+    out = []
+    sm = target_sm(target) if target else None
+    for kind, thr, msg in verdict.requires:
+        if kind == "version" and version is not None and version < thr:
+            out.append(("min-version", msg))
+        elif kind == "target" and sm is not None and sm < thr:
+            out.append(("min-target", msg))
+    if verdict.targets and target is not None and target not in verdict.targets:
+        out.append(("target-unsupported", verdict.targets_message.format(target=target)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the checker
+
+def _imm_kind(imm):
+    if imm.kind == "hexfloat":
+        return "imm_f32hex" if imm.width == 32 else "imm_f64hex"
+    return {"float": "imm_float", "dec": "imm_int", "hex": "imm_hex"}[imm.kind]
+
+
+_IMM_WORDS = {"imm_f32hex": "a 0f... immediate", "imm_f64hex": "a 0d... immediate",
+              "imm_float": "a decimal floating-point immediate", "imm_int": "an integer immediate",
+              "imm_hex": "a hexadecimal integer immediate"}
+
+
+def _allowed_words(cls):
+    allowed = OPERAND_CLASSES[cls]
+    regs = sorted(r for r in allowed if not r.startswith("imm_"))
+    words = " or ".join("." + r for r in regs) + " registers"
+    if allowed & IMM_F32:
+        words += " or f32 immediates (0f3F800000, 0d..., 1.0)"
+    elif allowed & IMM_INT:
+        words += " or integer immediates"
+    return words
+
+
+class _Checker:
+    def __init__(self, prog, version, target, strict):
+        self.prog = prog
+        self.version = version
+        self.target = target
+        self.strict = strict
+        self.diags = []
+        self.modeled = 0
+        self.unmodeled = 0
+        self.current = None
+
+    def add(self, severity, line, col, message, rule, ptxas=None):
+        self.diags.append(Diagnostic(severity, line, col, message, rule, ptxas))
+
+    # -- module-level
+    def header(self, arg_version, arg_target):
+        p = self.prog
+        version, target = self.version, self.target
+        vline, vcol = p.version_pos or (0, 0)
+        tline, tcol = p.target_pos or (0, 0)
+        if arg_version is not None:
+            vline, vcol = 0, 0
+        if arg_target is not None:
+            tline, tcol = 0, 0
+        if p.kind == "module":
+            if version is None:
+                self.add("error", 1, 1, "Missing .version directive at start of file",
+                         "missing-version", "Missing .version directive at start of file")
+            if target is None:
+                self.add("error", 1, 1, "Missing .target directive at start of file",
+                         "missing-target", "Missing .target directive at start of file")
+        if version is not None and version not in KNOWN_VERSIONS:
+            msg = (f"Unsupported .version {_vstr(version)}; current version is "
+                   f"'{_vstr(CURRENT_VERSION)}'")
+            self.add("error", vline, vcol, msg, "unknown-version", msg)
+            self.version = None
+        if target is not None and target not in TARGET_MIN_VERSION:
+            msg = f"Unsupported .target '{target}'"
+            self.add("error", tline, tcol, msg, "unknown-target", msg)
+            self.target = None
+        if self.version is not None and self.target is not None:
+            need = TARGET_MIN_VERSION[self.target]
+            if self.version < need:
+                msg = f"PTX .version {_vstr(self.version)} does not support .target {self.target}"
+                self.add("error", tline, tcol,
+                         msg + f" (needs .version {_vstr(need)} or later)", "target-version", msg)
+        for name, line, col in p.target_options:
+            if name != p.target and name not in TARGET_OPTIONS and not _TARGET_RE.match(name):
+                self.add("warning", line, col, f"unknown .target option '{name}'", "unknown-target")
+        if self.version is None and self.target is None:
+            what = "spelling" if p.kind == "spelling" else "instructions"
+            self.add("info", 0, 0, f"no .version/.target given: {what} checked for spelling "
+                     "only (pass target= and version= to check requirements)", "spelling-only")
+        elif self.version is None:
+            self.add("info", 0, 0, "no .version given: PTX ISA version requirements not checked",
+                     "spelling-only")
+        elif self.target is None:
+            self.add("info", 0, 0, "no .target given: target requirements not checked",
+                     "spelling-only")
+
+    def declarations(self):
+        regs = self.prog.registers
+        for name, d in regs.items():
+            if d.type in ("bf16", "bf16x2"):
+                msg = f"Parsing error near '.{d.type}': syntax error"
+                self.add("error", d.line, d.col, msg + f" (ptxas has no .{d.type} registers; "
+                         f"declare .b{16 if d.type == 'bf16' else 32})", "reg-type", msg)
+            elif d.type == "f16x2":
+                sm = target_sm(self.target) if self.target else None
+                if sm is not None and sm < 53:
+                    msg = "Feature '.f16x2 packed data-type' requires .target sm_53 or higher"
+                    self.add("error", d.line, d.col, msg, "reg-type", msg)
+                if self.version is not None and self.version < (4, 2):
+                    msg = "Feature '.f16x2 packed data-type' requires PTX ISA .version 4.2 or later"
+                    self.add("error", d.line, d.col, msg, "reg-type", msg)
+
+    # -- instructions
+    def instruction(self, ins):
+        self.current = ins
+        v = spelling_verdict(ins.opcode_spelling)
+        if v.family is None:
+            self.unmodeled += 1
+            self.add("info", ins.line, ins.col,
+                     f"'{ins.opcode_spelling}' is not modeled by ptxfp (not checked)", "unmodeled")
+            return
+        self.modeled += 1
+        for rule, msg in v.errors:
+            self.add("error", ins.line, ins.col, msg, rule, msg)
+        if v.errors:
+            return
+        for rule, msg in requirement_messages(v, self.version, self.target):
+            self.add("error", ins.line, ins.col, msg, rule, msg)
+        if self.prog.kind != "spelling":
+            self.operands(ins, v)
+
+    def operands(self, ins, v):
+        op = ins.opcode
+        slots = v.slots
+        mismatch = f"Arguments mismatch for instruction '{op}'"
+        if len(ins.operands) != len(slots):
+            self.add("error", ins.line, ins.col,
+                     f"{mismatch}: '{ins.opcode_spelling}' takes {len(slots)} operands "
+                     f"({', '.join(n for n, _ in slots)}), got {len(ins.operands)}",
+                     "operand-count", mismatch)
+            return
+        if ins.predicate is not None:
+            self.symbol(ins.predicate.name, ins.predicate.line, ins.predicate.col, None)
+        for k, ((name, cls), o) in enumerate(zip(slots, ins.operands)):
+            where = f"operand {k + 1} ('{name}')"
+            if isinstance(o, Vec):
+                msg = f"Vector operand is not allowed for instruction '{op}'"
+                self.add("error", o.line, o.col, msg, "vector-operand", msg)
+                continue
+            if isinstance(o, Addr):
+                self.add("error", o.line, o.col, f"{mismatch}: {where} is an address {o}",
+                         "operand-type", mismatch)
+                continue
+            allowed = OPERAND_CLASSES[cls]
+            if isinstance(o, Imm):
+                if k == 0:
+                    msg = f"Result register required for instruction '{op}'"
+                    self.add("error", o.line, o.col, msg, "operand-type", msg)
+                    continue
+                kind = _imm_kind(o)
+                if kind not in allowed:
+                    self.add("error", o.line, o.col,
+                             f"{mismatch}: {where} cannot be {_IMM_WORDS[kind]} ({o.text}); "
+                             f"it takes {_allowed_words(cls)}", "operand-type", mismatch)
+                continue
+            decl = self.symbol(o.name, o.line, o.col, cls)
+            if decl is None:
+                continue
+            if decl.type not in allowed or decl.vector != 1 or decl.space != "reg":
+                what = (f"a .{decl.type} register" if decl.space == "reg" and decl.vector == 1
+                        else f"a .{decl.space} variable")
+                self.add("error", o.line, o.col,
+                         f"{mismatch}: {where} '{o.name}' is {what}; it takes "
+                         f"{_allowed_words(cls)}", "operand-type", mismatch)
+
+    def symbol(self, name, line, col, cls):
+        """The Decl of a name used as an operand, or None (after reporting it if it must be
+        declared)."""
+        p = self.prog
+        d = p.lookup(name, self.current)
+        if d is not None:
+            return d
+        if name.startswith("!"):
+            return p.lookup(name[1:], self.current)
+        if p.kind == "module" or self.strict:
+            severity = "error"
+        elif p.registers:
+            severity = "warning"             # a snippet that declares registers, but not this
+        else:
+            return None
+        pool = list(p.registers)
+        if cls is not None:
+            fit = [r for r in pool if p.registers[r].type in OPERAND_CLASSES[cls]]
+            close = difflib.get_close_matches(name, fit, n=1, cutoff=0.4)
+        else:
+            close = []
+        close = close or difflib.get_close_matches(name, pool, n=1, cutoff=0.5)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        msg = f"Unknown symbol '{name}'"
+        self.add(severity, line, col, msg + hint, "undeclared", msg)
+        return None
+
+
+def check_program(prog, *, target=None, version=None, strict=None):
+    """:func:`check` on a Program already read."""
+    arg_v, arg_t = _norm_version(version), _norm_target(target)
+    v = arg_v if arg_v is not None else prog.version
+    t = arg_t if arg_t is not None else prog.target
+    c = _Checker(prog, v, t, strict if strict is not None else prog.kind == "module")
+    c.header(arg_v, arg_t)
+    c.declarations()
+    for ins in prog.statements:
+        c.instruction(ins)
+    diags = sorted(c.diags, key=lambda d: (d.line, d.col))
+    n = c.modeled + c.unmodeled
+    diags.append(Diagnostic("info", 0, 0, f"{n} instruction{'s' if n != 1 else ''}: "
+                            f"{c.modeled} modeled by ptxfp, {c.unmodeled} not modeled",
+                            "summary"))
+    return Report(diags, modeled=c.modeled, unmodeled=c.unmodeled, version=c.version,
+                  target=c.target, kind=prog.kind)
+
+
+def check(text, *, target=None, version=None, strict=None, mode="auto"):
+    """Check PTX text as ptxas 13.0 would; return a :class:`Report` (a list of Diagnostics).
+
+    ``text``: a bare spelling (``fma.rn.relu.bf16``), a snippet of instructions, or a module.
+    ``target``/``version`` (``'sm_90a'`` / ``'8.6'``) override or supply the module's
+    ``.target``/``.version``; without either, a spelling or snippet is checked for spelling
+    only (an 'info' diagnostic says so).  ``strict``: undeclared registers are errors (the
+    default in modules; in snippets they are allowed, with a warning when the snippet declares
+    other registers).  A syntax error is returned as an error diagnostic, never raised."""
+    try:
+        prog = read(text, mode=mode)
+    except PtxSyntaxError as e:
+        d = Diagnostic("error", e.line or 0, e.col or 0, e.message, "syntax")
+        return Report([d], kind=None)
+    return check_program(prog, target=target, version=version, strict=strict)
