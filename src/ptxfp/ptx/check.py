@@ -21,6 +21,7 @@ All tables were measured with ptxas 13.0 (tools/ptxas_probe.py, tests/data/ptxas
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
@@ -346,24 +347,33 @@ CLASS_WORDS = {
 }
 
 
-def _arith_slots(ins):
-    names = isa.OPERANDS[(ins.opcode, ins.mixed)]
-    if ins.mixed:
-        cls = {"d": "f32.dst", "c": "f32.src", "a": "mixed." + ins.atype,
-               "b": "mixed." + ins.atype}
+def _arith_slots(op, types):
+    """(name, operand class) per operand of add/sub/mul/fma with these type tokens, or ()
+    when the table has no such types."""
+    rows = [r for r in isa.TABLE if r.opcode == op and r.type_tokens == tuple(types)]
+    if not rows:
+        return ()
+    row = rows[0]
+    names = isa.OPERANDS[(op, row.mixed)]
+    if row.mixed:
+        cls = {"d": "f32.dst", "c": "f32.src", "a": "mixed." + row.atype,
+               "b": "mixed." + row.atype}
         return tuple((n, cls[n]) for n in names)
-    return tuple((n, ins.dtype) for n in names)
+    return tuple((n, row.dtype) for n in names)
 
 
-def _cvt_slots(row):
-    d, s = row.dst, row.src
+def _cvt_slots(types, rnd):
+    """(name, operand class) per operand of cvt with these types (and rounding), or ()."""
+    if len(types) != 2 or not cvt_table.rows_for(*types):
+        return ()
+    d, s = types
     if s == "f32":
         src = "cvt.f32.to_bf16" if d.startswith("bf16") else "cvt.f32.to_f16"
         slots = [("d", f"cvt.{d}.d"), ("a", src)]
-        if row.operands >= 3:
+        if d.endswith("x2"):
             slots.append(("b", src))
-        if row.operands >= 4:
-            slots.append(("rbits", "cvt.rbits"))
+            if rnd == "rs":
+                slots.append(("rbits", "cvt.rbits"))
         return tuple(slots)
     if s == "f16":
         return (("d", "cvt.f32.from_f16"), ("a", "cvt.f16.a"))
@@ -388,9 +398,10 @@ def _check_arith(spelling, toks):
     except SpellingError as e:
         if not errs:
             errs.append(_arith_error(op, types, rnd, mods, e))
+    slots = _arith_slots(op, types)
     if errs:
-        return Verdict(spelling, "arith", tuple(dict.fromkeys(errs)), form=ins)
-    return Verdict(spelling, "arith", (), _arith_requires(ins), slots=_arith_slots(ins), form=ins)
+        return Verdict(spelling, "arith", tuple(dict.fromkeys(errs)), slots=slots, form=ins)
+    return Verdict(spelling, "arith", (), _arith_requires(ins), slots=slots, form=ins)
 
 
 def _arith_error(op, types, rnd, mods, e):
@@ -456,6 +467,16 @@ def _cvt_conflicts(types, rnd, mods):
 
 
 def _check_cvt(spelling, toks):
+    v = _check_cvt_spelling(spelling, toks)
+    if v.slots:
+        return v
+    rest = toks[1:]
+    types = tuple(t for t in rest if t in PTX_TYPES)
+    rnds = [t for t in rest if t in ROUNDING_TOKENS]
+    return dataclasses.replace(v, slots=_cvt_slots(types, rnds[-1] if rnds else None))
+
+
+def _check_cvt_spelling(spelling, toks):
     rest = toks[1:]
     errs, rnd = _lexical("cvt", rest)
     if errs and errs[0][0] == "unknown-modifier":
@@ -506,7 +527,7 @@ def _check_cvt(spelling, toks):
         return Verdict(spelling, "cvt",
                        (("rounding-required", "Rounding modifier required for instruction 'cvt'"),))
     return Verdict(spelling, "cvt", (), row.requires, row.targets, row.targets_message,
-                   _cvt_slots(row), row)
+                   _cvt_slots(types, rnd), row)
 
 
 @lru_cache(maxsize=65536)
@@ -648,14 +669,19 @@ class _Checker:
                      f"'{ins.opcode_spelling}' is not modeled by ptxfp (not checked)", "unmodeled")
             return
         self.modeled += 1
+        if self.prog.kind != "spelling" and v.slots:
+            # ptxas matches the operands first: when they do not fit the types written, it
+            # says so ("Arguments mismatch") and nothing about the modifiers
+            n = len(self.diags)
+            self.operands(ins, v)
+            if any(d.severity == "error" and d.rule != "undeclared" for d in self.diags[n:]):
+                return
         for rule, msg in v.errors:
             self.add("error", ins.line, ins.col, msg, rule, msg)
         if v.errors:
             return
         for rule, msg in requirement_messages(v, self.version, self.target):
             self.add("error", ins.line, ins.col, msg, rule, msg)
-        if self.prog.kind != "spelling":
-            self.operands(ins, v)
 
     def operands(self, ins, v):
         op = ins.opcode
@@ -681,11 +707,16 @@ class _Checker:
                 continue
             allowed = OPERAND_CLASSES[cls]
             if isinstance(o, Imm):
-                if k == 0:
-                    msg = f"Result register required for instruction '{op}'"
-                    self.add("error", o.line, o.col, msg, "operand-type", msg)
-                    continue
                 kind = _imm_kind(o)
+                if k == 0:
+                    # ptxas: an immediate of the destination's own kind (a float for an .f32
+                    # result) "requires a result register"; any other "mismatches"
+                    f32_dest = "f32" in allowed and not ({"b16", "f16", "f16x2"} & allowed)
+                    ptxmsg = (f"Result register required for instruction '{op}'"
+                              if f32_dest and kind in IMM_F32 else mismatch)
+                    self.add("error", o.line, o.col, f"{ptxmsg}: the destination must be a "
+                             f"register, not the immediate {o.text}", "operand-type", ptxmsg)
+                    continue
                 if kind not in allowed:
                     self.add("error", o.line, o.col,
                              f"{mismatch}: {where} cannot be {_IMM_WORDS[kind]} ({o.text}); "
