@@ -21,6 +21,7 @@ __all__ = [
     "execute", "parse", "to_bits", "from_bits", "Instruction", "Policy", "POLICY",
     "PtxfpError", "SpellingError", "OperandError", "FormatError", "isa", "policy",
     "convert",
+    "run",
     "check",
 ]
 

@@ -1,0 +1,1056 @@
+"""Run PTX: ``run(text, inputs, memory=...)`` executes a snippet or one entry body over many
+threads at once and returns every register's final bits.
+
+What is modeled
+---------------
+- the arithmetic forms of the core (``add/sub/mul/fma`` on .f16/.bf16/.f16x2/.bf16x2 and the
+  mixed .f32 forms), dispatched to :func:`ptxfp.execute`;
+- ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2 (:func:`ptxfp.convert`), and integer
+  ``cvt`` between .u/.s 8..64-bit types (truncate / zero- or sign-extend);
+- ``mov`` of registers, immediates and special registers (``%tid.x`` is the thread index,
+  ``%ntid.x`` the thread count, ``%ctaid``/``%laneid``/``%warpid`` follow from one block), the
+  pack ``mov.b32 d, {a, b}`` (a in bits [15:0]) and the unpack ``mov.b32 {a, b}, d``;
+- ``ld``/``st`` on ``.global`` (and generic addresses) against one flat little-endian byte
+  memory, with ``[reg]``, ``[reg+imm]``, ``[imm]`` and per-thread addresses, ``.v2``/``.v4``;
+  ``ld.param`` of the entry's parameters (``[name]``, ``[name+imm]``) whose values are inputs;
+- the integer glue that compilers emit around them: ``add sub mul.lo mul.wide mad.lo min max
+  and or xor not neg shl shr selp setp`` on .b/.u/.s 16/32/64 and ``cvta(.to).global``;
+- guards ``@%p``/``@!%p`` and forward branches ``bra`` (threads that take one wait at the label,
+  the others go on); ``ret``/``exit`` end a thread.
+
+Anything else (floating-point f32/f64 arithmetic, loops, shared memory, calls ...) raises
+:class:`UnsupportedInstruction` naming the opcode and its line and column.
+
+Registers
+---------
+Each input is an int or a 1-D integer array (one value per thread; arrays and scalars broadcast
+together; ``threads=`` sets the count when no input is an array).  Values are bit patterns;
+negative ints are taken for .s types.  A register keeps the width of its declaration; an
+undeclared one (snippets) takes the width of the type of the first instruction that writes or
+reads it.  Reading a register that no input and no earlier instruction set raises
+:class:`UninitializedRegister` naming the register, line and column.
+
+The result maps every register that holds a value, named as written in the source, to a NumPy
+array of its bits (bool for .pred, else uint8/16/32/64 by width), one element per thread; a lane
+a thread never wrote (a guard, a branch) reads 0.  With ``memory`` given, the key ``'__memory__'``
+holds the memory after the run: a uint8 copy, the caller's buffer is never modified.  Stores are
+done in thread order, so where two threads store to one address the highest thread index wins.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..convert import CvtInstruction, parse_cvt
+from ..convert import convert as _convert
+from ..errors import OperandError, PtxfpError, SpellingError
+from ..execute import execute as _execute
+from ..spelling import parse as _parse_arith
+from .reader import Addr, Imm, Reg, Vec, read
+
+__all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "InputInfo", "InterpError",
+           "UnsupportedInstruction", "UninitializedRegister", "MEMORY_KEY"]
+
+#: key of the memory after the run in run()'s result
+MEMORY_KEY = "__memory__"
+
+
+class InterpError(PtxfpError):
+    """An error while preparing or running PTX; ``line``/``col`` point at the cause."""
+
+    def __init__(self, message, line=None, col=None, rule=None):
+        where = f"{line}:{col}: " if line is not None else ""
+        super().__init__(where + message)
+        self.message = message
+        self.line = line
+        self.col = col
+        self.rule = rule
+
+
+class UnsupportedInstruction(InterpError):
+    """An instruction (or a form of one) the interpreter does not model."""
+
+
+class UninitializedRegister(InterpError):
+    """A register read before anything (an input or an instruction) set it."""
+
+
+# --- types ------------------------------------------------------------------------------------
+
+WIDTH = {"pred": 1, "b8": 8, "u8": 8, "s8": 8,
+         "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
+         "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "tf32": 32,
+         "b64": 64, "u64": 64, "s64": 64, "f64": 64}
+_DTYPE = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_FLOAT_CODES = {"f16": 0, "bf16": 1, "f32": 2}
+_SPECIAL = re.compile(r"%(tid|ntid|ctaid|nctaid)\.([xyz])$|%(laneid|warpid|nwarpid|warpsize)$")
+
+
+def _mask(w):
+    return (1 << w) - 1
+
+
+@dataclass
+class InputInfo:
+    """One value a program reads before writing it: a register or an entry parameter."""
+    name: str
+    type: str          #: the type the first instruction reading it reads it as (bf16, u64 ...)
+    width: int         #: the register's width (declared, or from its first use)
+    kind: str          #: 'register' or 'param'
+    line: int
+    col: int
+
+
+@dataclass
+class RunResult:
+    registers: dict                        #: name -> bits array (one element per thread)
+    types: dict                            #: name -> type of the register's value (f16, b32 ...)
+    memory: np.ndarray | None              #: the memory after the run (uint8), or None
+    threads: int
+    declared: dict = field(default_factory=dict)   #: name -> declared type (None: inferred)
+    read_as: dict = field(default_factory=dict)    #: name -> float type instructions read it as
+
+
+# --- the program, prepared ------------------------------------------------------------------------
+
+class _Prog:
+    """Everything static: statements, register widths, labels, parameters."""
+
+    def __init__(self, text, entry=None):
+        prog = read(text) if isinstance(text, str) else text
+        self.prog = prog
+        if prog.kind == "module":
+            funcs = [f for f in prog.functions if f.has_body]
+            if entry is not None:
+                funcs = [f for f in funcs if f.name == entry]
+                if not funcs:
+                    names = ", ".join(f.name for f in prog.functions if f.has_body) or "none"
+                    raise InterpError(f"no function named '{entry}' with a body (have: {names})")
+            else:
+                entries = [f for f in funcs if f.kind == "entry"] or funcs
+                if len(entries) != 1:
+                    names = ", ".join(f.name for f in entries) or "none"
+                    raise InterpError("pick the function to run with entry=NAME "
+                                      f"(the module has: {names})" if entries else
+                                      "the module has no function with a body to run")
+                funcs = entries
+            fn = funcs[0]
+            self.function = fn
+            self.statements = list(fn.body)
+            self.declared = {n: d for n, d in prog.registers.items()}
+            self.declared.update(fn.registers)
+            self.params = {p.name: p for p in fn.params}
+            labels = fn.labels
+        else:
+            self.function = None
+            self.statements = list(prog.statements)
+            self.declared = dict(prog.registers)
+            self.params = {}
+            labels = prog.labels
+        # label -> index of the first statement after it
+        self.labels = {}
+        for name, (line, col) in labels.items():
+            idx = len(self.statements)
+            for i, s in enumerate(self.statements):
+                if (s.line, s.col) > (line, col):
+                    idx = i
+                    break
+            self.labels[name] = idx
+        self.width = {}                                 # register -> width
+        self.rtype = {}                                 # register -> declared / inferred type
+        self.param_type = {}                            # params used by ld.param -> type
+        for name, d in self.declared.items():
+            if d.space == "reg" and d.type in WIDTH:
+                self.width[name] = WIDTH[d.type]
+                self.rtype[name] = d.type
+        self.steps = [_compile(self, s) for s in self.statements]
+
+    @property
+    def types(self):
+        """register -> declared or inferred type"""
+        return dict(self.rtype)
+
+    @property
+    def read_as(self):
+        """register -> the first floating-point type an instruction reads it as (a .b16
+        register that fma.rn.bf16 reads: 'bf16'), for showing its bits as a value."""
+        out = {}
+        for step in self.steps:
+            for r, t in step.reads:
+                if isinstance(r, Reg) and t in ("f16", "bf16", "f32", "f16x2", "bf16x2", "f64"):
+                    out.setdefault(r.name, t)
+        return out
+
+    # Called by the compilers for every register operand, in program order.
+    def use(self, reg, typ, line, col, write):
+        """Register `reg` (a Reg) used as type `typ`: fixes the width of an undeclared register
+        at its first use and checks later uses fit."""
+        w = WIDTH[typ]
+        name = reg.name
+        if name == "_":
+            return w
+        if _SPECIAL.match(name):
+            if write:
+                raise InterpError(f"special register '{name}' cannot be written", line, col)
+            return w
+        have = self.width.get(name)
+        if have is None:
+            self.width[name] = w
+            self.rtype[name] = typ
+            return w
+        if have == w or (w > 1 and have > w):         # a wider register: its low bits are used
+            return w
+        if write and have > w:
+            return w
+        raise InterpError(
+            f"register '{name}' is {have}-bit ({'.' + self.rtype.get(name, '?')}), "
+            f"used here as .{typ} ({w}-bit)", reg.line or line, reg.col or col)
+
+
+@dataclass
+class _Step:
+    instr: object
+    run: object                      #: fn(state) -> None, or a control-flow marker
+    reads: list                      #: [(Reg or ('param', name), type)] in order
+    writes: list                     #: [(Reg, type)]
+    kind: str = "op"                 #: 'op', 'bra', 'ret'
+    target: str | None = None        #: the label of a bra
+    pred: object = None              #: the guard's predicate register (a Reg), if any
+
+
+def _unsupported(ins, why=None):
+    msg = f"'{ins.opcode_spelling}' is not modeled by the interpreter"
+    if why:
+        msg += f": {why}"
+    return UnsupportedInstruction(msg, ins.line, ins.col, rule="unsupported-instruction")
+
+
+def _bad(ins, message, op=None):
+    line = getattr(op, "line", 0) or ins.line
+    col = getattr(op, "col", 0) or ins.col
+    return InterpError(f"'{ins.opcode_spelling}': {message}", line, col, rule="operand")
+
+
+def _nops(ins, n):
+    if len(ins.operands) != n:
+        raise _bad(ins, f"expects {n} operands, got {len(ins.operands)}")
+
+
+# --- operand access at run time ---------------------------------------------------------------
+
+class _State:
+    def __init__(self, prog, n, inputs, memory):
+        self.prog = prog
+        self.n = n
+        self.regs = {}                  # name -> array (dtype of the register's width)
+        self.init = {}                  # name -> bool array: lanes that hold a value
+        self.types = {}                 # name -> type of the last value written
+        self.params = {}                # param name -> (bytes array (n, size))
+        self.mem = memory
+        self.active = np.ones(n, bool)
+        self.mask = self.active
+        for name, (kind, arr, typ) in inputs.items():
+            if kind == "param":
+                self.params[name] = arr
+            else:
+                self.regs[name] = arr
+                self.init[name] = np.ones(n, bool)
+                self.types[name] = typ
+
+    # registers
+    def read(self, reg, typ, ins):
+        name = reg.name
+        w = WIDTH[typ]
+        m = _SPECIAL.match(name)
+        if m:
+            return self.special(name, w)
+        arr = self.regs.get(name)
+        ok = self.init.get(name)
+        if arr is None or not ok[self.mask].all():
+            given = "" if arr is None else " on some threads"
+            raise UninitializedRegister(
+                f"register '{name}' is read before it is set{given} (give it as an input, "
+                f"e.g. inputs={{'{name}': ...}})", reg.line or ins.line, reg.col or ins.col,
+                rule="uninitialized")
+        return arr if arr.dtype == _DTYPE[w] else _narrow_bits(arr, w)
+
+    def write(self, reg, typ, values):
+        name = reg.name
+        if name == "_":
+            return
+        rw = self.prog.width[name]
+        values = np.asarray(values)
+        if values.dtype != _DTYPE[rw]:
+            values = values.astype(_DTYPE[rw]) if rw > 1 else values.astype(bool)
+        values = np.broadcast_to(values, (self.n,))
+        if self.mask.all():
+            self.regs[name] = values.copy()
+            self.init[name] = np.ones(self.n, bool)
+        else:
+            old = self.regs.get(name)
+            if old is None:
+                old = np.zeros(self.n, _DTYPE[rw])
+                self.init[name] = np.zeros(self.n, bool)
+            self.regs[name] = np.where(self.mask, values, old).astype(_DTYPE[rw])
+            self.init[name] = self.init[name] | self.mask
+        self.types[name] = typ
+
+    def special(self, name, w):
+        tid = np.arange(self.n, dtype=np.uint64)
+        m = _SPECIAL.match(name)
+        reg, dim, single = m.group(1), m.group(2), m.group(3)
+        if reg == "tid":
+            v = tid if dim == "x" else np.zeros(self.n, np.uint64)
+        elif reg == "ntid":
+            v = np.full(self.n, self.n if dim == "x" else 1, np.uint64)
+        elif reg == "ctaid":
+            v = np.zeros(self.n, np.uint64)
+        elif reg == "nctaid":
+            v = np.ones(self.n, np.uint64)
+        elif single == "laneid":
+            v = tid % 32
+        elif single == "warpid":
+            v = tid // 32
+        elif single == "nwarpid":
+            v = np.full(self.n, -(-self.n // 32), np.uint64)
+        else:
+            v = np.full(self.n, 32, np.uint64)
+        return v.astype(_DTYPE[w])
+
+    def value(self, op, typ, ins):
+        """A source operand (register or immediate) as bits of `typ`."""
+        if isinstance(op, Reg):
+            return self.read(op, typ, ins)
+        if isinstance(op, Imm):
+            return np.full(self.n, _imm_bits(op, typ, ins), _DTYPE[WIDTH[typ]])
+        raise _bad(ins, f"expected a register or an immediate, got '{op}'", op)
+
+
+def _narrow_bits(arr, w):
+    if w == 1:
+        return arr.astype(bool)
+    return (arr.astype(np.uint64) & np.uint64(_mask(w))).astype(_DTYPE[w])
+
+
+def _imm_bits(op, typ, ins):
+    """The bits of an immediate for an operand of type `typ`."""
+    w = WIDTH[typ]
+    if op.value is None:
+        raise _bad(ins, f"cannot read the immediate '{op.text}'", op)
+    if op.kind == "hexfloat":
+        iw = op.width
+        if typ in ("f32", "b32", "u32", "s32") and iw == 32:
+            return op.value
+        if typ in ("f64", "b64", "u64", "s64") and iw == 64:
+            return op.value
+        raise _bad(ins, f"the {iw}-bit float immediate '{op.text}' does not fit a .{typ} "
+                        "operand", op)
+    if op.kind == "float":
+        if typ in _FLOAT_CODES:
+            from ..kernels import round_f64_array
+            from ..policy import current
+            x = np.array([op.value], np.uint64).view(np.float64)
+            nan = current().canonical_nan32 if typ == "f32" else current().canonical_nan16
+            return int(round_f64_array(x, _FLOAT_CODES[typ], nan)[0])
+        if typ == "f64":
+            return op.value
+        raise _bad(ins, f"the floating-point immediate '{op.text}' cannot be a .{typ} operand",
+                   op)
+    v = op.value
+    if not -(1 << (w - 1)) <= v < (1 << w):
+        raise _bad(ins, f"the immediate '{op.text}' does not fit in {w} bits", op)
+    return v & _mask(w)
+
+
+# --- compiling statements to steps ------------------------------------------------------------
+
+_HALF = ("f16", "bf16", "f16x2", "bf16x2")
+_TYPE_TOKEN = re.compile(r"^(?:[bsuf](?:8|16|32|64)|bf16|f16x2|bf16x2|tf32|pred|"
+                         r"e4m3x2|e5m2x2|e2m1x2|e2m3x2|e3m2x2|ue8m0x2|s2f6x2)$")
+
+
+def _types_of(ins):
+    return [t for t in ins.suffixes if _TYPE_TOKEN.match(t)]
+
+
+def _src(prog, ins, op, typ, reads):
+    """Register the use of a source operand; return an accessor fn(state) -> bits."""
+    if isinstance(op, Reg):
+        if prog.params.get(op.name) is not None:
+            raise _bad(ins, f"'{op.name}' is a parameter: load it with ld.param", op)
+        prog.use(op, typ, ins.line, ins.col, False)
+        if not _SPECIAL.match(op.name):
+            reads.append((op, typ))
+        return lambda st: st.read(op, typ, ins)
+    if isinstance(op, Imm):
+        bits = _imm_bits(op, typ, ins)
+        return lambda st: np.full(st.n, bits, _DTYPE[WIDTH[typ]])
+    raise _bad(ins, f"expected a register or an immediate, got '{op}'", op)
+
+
+def _dst(prog, ins, op, typ, writes):
+    if not isinstance(op, Reg):
+        raise _bad(ins, f"the destination must be a register, got '{op}'", op)
+    prog.use(op, typ, ins.line, ins.col, True)
+    writes.append((op, typ))
+    return op
+
+
+def _compile(prog, ins):
+    fn = _COMPILERS.get(ins.opcode)
+    if fn is None:
+        raise _unsupported(ins)
+    step = fn(prog, ins)
+    if ins.predicate is not None:
+        pr = Reg(ins.predicate.name, ins.predicate.line, ins.predicate.col)
+        prog.use(pr, "pred", ins.line, ins.col, False)
+        step.reads.insert(0, (pr, "pred"))
+        step.pred = pr
+    return step
+
+
+def _c_arith(prog, ins):
+    """add/sub/mul/fma: the half and mixed forms go to ptxfp.execute, integer ones here."""
+    types = _types_of(ins)
+    if not any(t in _HALF for t in types):
+        if ins.opcode in ("add", "sub", "mul") and types and all(
+                t[0] in "bsu" and t != "bf16" for t in types):
+            return _c_int(prog, ins)
+        raise _unsupported(ins, "ptxfp models .f16/.bf16/.f16x2/.bf16x2 and the mixed "
+                                ".f32.f16/.f32.bf16 forms")
+    try:
+        form = _parse_arith(ins.opcode_spelling)
+    except SpellingError as e:
+        raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
+    names, fmts = form.operand_names, form.operand_formats
+    _nops(ins, 1 + len(names))
+    reads, writes = [], []
+    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ins.operands[1:], fmts)]
+    d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
+
+    def run(st):
+        st.write(d, form.dtype, _execute(form, *[s(st) for s in srcs]))
+    return _Step(ins, run, reads, writes)
+
+
+def _c_cvt(prog, ins):
+    types = _types_of(ins)
+    if len(types) == 2 and all(t[0] in "us" and t in WIDTH for t in types):
+        return _c_cvt_int(prog, ins, types)
+    if len(types) == 2 and types[0] in ("b16", "b32", "b64") or not any(
+            t in _HALF for t in types):
+        raise _unsupported(ins, "ptxfp models cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2 "
+                                "and between integer types")
+    try:
+        form = parse_cvt(ins.opcode_spelling)
+    except SpellingError as e:
+        if e.rule == "not-modeled":
+            raise _unsupported(ins, str(e)) from None
+        raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
+    _nops(ins, 1 + len(form.operand_names))
+    reads, writes = [], []
+    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ins.operands[1:], form.operand_formats)]
+    d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
+
+    def run(st):
+        st.write(d, form.dtype, _convert(form, *[s(st) for s in srcs]))
+    return _Step(ins, run, reads, writes)
+
+
+def _c_cvt_int(prog, ins, types):
+    dt, at = types
+    _nops(ins, 2)
+    if set(ins.suffixes) - {dt, at, "sat"}:
+        raise _unsupported(ins, "an integer-to-integer cvt takes only .sat")
+    reads, writes = [], []
+    a = _src(prog, ins, ins.operands[1], at, reads)
+    d = _dst(prog, ins, ins.operands[0], dt, writes)
+    sat = "sat" in ins.suffixes
+
+    def run(st):
+        v = _ext(a(st), at)
+        if sat:
+            lo, hi = _range(dt)
+            v = np.array([min(max(int(x), lo), hi) for x in v], dtype=object)
+            v = np.array([x & _mask(WIDTH[dt]) for x in v], dtype=np.uint64)
+        st.write(d, dt, _wrap(v, dt))
+    return _Step(ins, run, reads, writes)
+
+
+def _range(t):
+    w = WIDTH[t]
+    return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if t[0] == "s" else (0, _mask(w))
+
+
+_SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def _ext(bits, t):
+    """Bits of type t widened to 64: int64 (sign-extended) for .s types, else uint64."""
+    w = WIDTH[t]
+    if t[0] == "s":
+        return bits.astype(_DTYPE[w]).view(_SIGNED[w]).astype(np.int64)
+    return bits.astype(np.uint64)
+
+
+def _wrap(v, t):
+    """A 64-bit integer array back to the bits of type t (mod 2**width)."""
+    v = np.asarray(v)
+    if v.dtype.kind == "i":
+        v = v.view(np.uint64) if v.dtype == np.int64 else v.astype(np.int64).view(np.uint64)
+    return v.astype(np.uint64).astype(_DTYPE[WIDTH[t]])
+
+
+def _u64(v):
+    return v.view(np.uint64) if v.dtype == np.int64 else v
+
+
+_INT_OPS = {
+    "add": lambda a, b: _u64(a) + _u64(b), "sub": lambda a, b: _u64(a) - _u64(b),
+    "mul": lambda a, b: a * b,
+    "min": np.minimum, "max": np.maximum,
+    "and": lambda a, b: _u64(a) & _u64(b), "or": lambda a, b: _u64(a) | _u64(b),
+    "xor": lambda a, b: _u64(a) ^ _u64(b),
+}
+
+
+def _c_int(prog, ins):
+    """Integer add/sub/mul(.lo/.wide)/mad(.lo/.wide)/min/max/and/or/xor/not/neg/shl/shr."""
+    types = _types_of(ins)
+    if len(types) != 1 or types[0] not in WIDTH or types[0][0] not in "bsu" or \
+            types[0] in ("bf16", "b8", "u8", "s8"):
+        raise _unsupported(ins, "integer forms take one .b/.u/.s 16/32/64 type")
+    t = types[0]
+    sfx = set(ins.suffixes) - {t}
+    op = ins.opcode
+    wide = "wide" in sfx
+    if op in ("mul", "mad"):
+        if "hi" in sfx:
+            raise _unsupported(ins, ".hi is not modeled")
+        if not (wide or "lo" in sfx):
+            raise _bad(ins, f"{op} on integers needs .lo, .hi or .wide")
+        sfx -= {"lo", "wide"}
+    if sfx:
+        raise _unsupported(ins, f"modifiers {', '.join('.' + x for x in sorted(sfx))} are not "
+                                "modeled")
+    dt = t
+    if wide:
+        if WIDTH[t] == 64:
+            raise _bad(ins, ".wide needs a 16- or 32-bit type")
+        dt = t[0] + str(2 * WIDTH[t])
+    w = WIDTH[t]
+    reads, writes = [], []
+    if op in ("not", "neg"):
+        _nops(ins, 2)
+        a = _src(prog, ins, ins.operands[1], t, reads)
+        d = _dst(prog, ins, ins.operands[0], t, writes)
+
+        def run(st):
+            v = _u64(_ext(a(st), t))
+            st.write(d, t, _wrap(~v if op == "not" else np.uint64(0) - v, t))
+        return _Step(ins, run, reads, writes)
+    if op in ("shl", "shr"):
+        _nops(ins, 3)
+        a = _src(prog, ins, ins.operands[1], t, reads)
+        b = _src(prog, ins, ins.operands[2], "u32", reads)
+        d = _dst(prog, ins, ins.operands[0], t, writes)
+
+        def run(st):
+            n = np.minimum(b(st).astype(np.uint64), np.uint64(w))
+            if op == "shl":
+                v = _ext(a(st), "b" + str(w))
+                r = np.where(n >= w, np.uint64(0), v << np.minimum(n, np.uint64(w - 1)))
+            elif t[0] == "s":                          # arithmetic shift: sign fill
+                v = _ext(a(st), t)
+                r = v >> np.minimum(n, np.uint64(w - 1)).astype(np.int64)
+            else:
+                v = _ext(a(st), "u" + str(w))
+                r = np.where(n >= w, np.uint64(0), v >> np.minimum(n, np.uint64(w - 1)))
+            st.write(d, t, _wrap(r, t))
+        return _Step(ins, run, reads, writes)
+    _nops(ins, 4 if op == "mad" else 3)
+    srcs = [_src(prog, ins, o, t, reads) for o in ins.operands[1:3]]
+    if op == "mad":
+        srcs.append(_src(prog, ins, ins.operands[3], dt, reads))
+    d = _dst(prog, ins, ins.operands[0], dt, writes)
+    f = _INT_OPS["mul" if op == "mad" else op]
+    ext_t = t if (wide or op in ("min", "max")) else "u" + str(w)
+
+    def run(st):
+        a, b = (_ext(s(st), ext_t) for s in srcs[:2])
+        r = f(a, b)
+        if op == "mad":
+            r = _u64(r) + _u64(_ext(srcs[2](st), dt))
+        st.write(d, dt, _wrap(r, dt))
+    return _Step(ins, run, reads, writes)
+
+
+def _c_mov(prog, ins):
+    types = _types_of(ins)
+    if len(types) != 1 or types[0] not in WIDTH:
+        raise _unsupported(ins, "mov needs one type (.b16, .b32, .u64, .f32 ...)")
+    t = types[0]
+    _nops(ins, 2)
+    dst, src = ins.operands
+    w = WIDTH[t]
+    reads, writes = [], []
+    if isinstance(dst, Vec) or isinstance(src, Vec):
+        vec, other = (dst, src) if isinstance(dst, Vec) else (src, dst)
+        if isinstance(dst, Vec) and isinstance(src, Vec):
+            raise _bad(ins, "mov cannot have vectors on both sides")
+        k = len(vec.items)
+        if k not in (2, 4) or w % k or w // k < 8:
+            raise _bad(ins, f"cannot split .{t} into {k} parts", vec)
+        iw = w // k
+        it = "b" + str(iw)
+        if isinstance(src, Vec):                      # pack: item 0 -> the lowest bits
+            parts = [_src(prog, ins, o, it, reads) for o in src.items]
+            d = _dst(prog, ins, dst, t, writes)
+
+            def run(st):
+                acc = np.zeros(st.n, np.uint64)
+                for i, p in enumerate(parts):
+                    acc |= p(st).astype(np.uint64) << np.uint64(i * iw)
+                st.write(d, t, acc)
+            return _Step(ins, run, reads, writes)
+        a = _src(prog, ins, src, t, reads)             # unpack
+        outs = [(_dst(prog, ins, o, it, writes) if not (isinstance(o, Reg) and o.name == "_")
+                 else None) for o in dst.items]
+
+        def run(st):
+            v = a(st).astype(np.uint64)
+            for i, o in enumerate(outs):
+                if o is not None:
+                    st.write(o, it, (v >> np.uint64(i * iw)) & np.uint64(_mask(iw)))
+        return _Step(ins, run, reads, writes)
+    if isinstance(src, Reg) and src.name in prog.params:
+        raise _unsupported(ins, "taking the address of a parameter is not modeled; "
+                                "load it with ld.param")
+    if isinstance(src, Addr):
+        raise _unsupported(ins, "taking the address of a variable is not modeled")
+    a = _src(prog, ins, src, t, reads)
+    d = _dst(prog, ins, dst, t, writes)
+
+    def run(st):
+        st.write(d, t, a(st))
+    return _Step(ins, run, reads, writes)
+
+
+_SPACES = ("global", "param", "shared", "local", "const", "generic")
+
+
+def _c_ldst(prog, ins):
+    store = ins.opcode == "st"
+    sfx = ins.suffixes
+    types = _types_of(ins)
+    if len(types) != 1 or types[0] not in WIDTH or types[0] == "pred":
+        raise _unsupported(ins, "ld/st need one type (.b16, .b32, .f32, .u64 ...)")
+    t = types[0]
+    space = next((s for s in sfx if s in _SPACES), "generic")
+    if space not in ("global", "generic", "param"):
+        raise _unsupported(ins, f"the .{space} state space is not modeled (only .global, "
+                                "generic addresses and .param)")
+    if store and space == "param":
+        raise _unsupported(ins, "st.param (calls) is not modeled")
+    vec = next((int(s[1:]) for s in sfx if s in ("v2", "v4", "v8")), 1)
+    _nops(ins, 2)
+    data, addr = (ins.operands[1], ins.operands[0]) if store else ins.operands
+    if not isinstance(addr, Addr):
+        raise _bad(ins, f"expected an address '[...]', got '{addr}'", addr)
+    w = WIDTH[t]
+    nbytes = max(w // 8, 1)
+    reads, writes = [], []
+    if vec > 1:
+        if not isinstance(data, Vec) or len(data.items) != vec:
+            raise _bad(ins, f"a .v{vec} access needs a vector of {vec} registers", data)
+        items = list(data.items)
+    else:
+        if isinstance(data, Vec):
+            raise _bad(ins, "a vector operand needs .v2 or .v4", data)
+        items = [data]
+    if space == "param":
+        if addr.base is None:
+            raise _bad(ins, "ld.param needs [parameter] or [parameter+offset]", addr)
+        pname = addr.base.name
+        p = prog.params.get(pname)
+        if p is None and prog.function is not None:
+            raise _bad(ins, f"'{pname}' is not a parameter of '{prog.function.name}'", addr)
+        if p is not None:
+            ptype = p.type
+            psize = max(WIDTH.get(ptype, 8) // 8, 1) * int(np.prod(p.array or (1,)))
+        else:                                          # snippet: the load says what it is
+            ptype, psize = t, nbytes * vec + max(addr.offset, 0)
+        psize = prog.param_type.setdefault(pname, (ptype, psize, addr.line or ins.line,
+                                                   addr.col or ins.col))[1]
+        off = addr.offset
+        if off < 0 or off + nbytes * vec > psize:
+            raise _bad(ins, f"[{pname}+{off}] reads past the {psize}-byte parameter", addr)
+        reads.append((("param", pname), ptype))
+        outs = [_dst(prog, ins, o, t, writes) for o in items]
+
+        def run(st):
+            b = st.params.get(pname)
+            if b is None:
+                raise UninitializedRegister(
+                    f"parameter '{pname}' has no value (give it as an input, e.g. "
+                    f"inputs={{'{pname}': ...}})", addr.line or ins.line, addr.col or ins.col,
+                    rule="uninitialized")
+            for k, o in enumerate(outs):
+                lo = off + k * nbytes
+                st.write(o, t, _from_le(b[:, lo:lo + nbytes], w))
+        return _Step(ins, run, reads, writes)
+    # global / generic memory
+    if addr.base is not None:
+        if addr.base.name in prog.params:
+            raise _bad(ins, f"'{addr.base.name}' is a parameter: load its value with ld.param "
+                            "first", addr)
+        if addr.base.name in prog.prog.variables:
+            raise _unsupported(ins, f"addressing the variable '{addr.base.name}' is not modeled; "
+                                    "pass addresses in registers")
+        base_t = "u64" if prog.width.get(addr.base.name, 64) == 64 else "u32"
+        base = _src(prog, ins, addr.base, base_t, reads)
+    else:
+        base = None
+    off = addr.offset
+    if store:
+        vals = [_src(prog, ins, o, t, reads) for o in items]
+    else:
+        outs = [_dst(prog, ins, o, t, writes) for o in items]
+
+    def run(st):
+        if st.mem is None:
+            raise InterpError(f"'{ins.opcode_spelling}' needs memory: pass memory=... (bytes)",
+                              ins.line, ins.col, rule="no-memory")
+        m = st.mask
+        a = (base(st).astype(np.int64) if base is not None else np.zeros(st.n, np.int64)) + off
+        total = nbytes * vec
+        live = a[m]
+        if live.size:
+            lo, hi = int(live.min()), int(live.max()) + total
+            if lo < 0 or hi > st.mem.size:
+                bad = lo if lo < 0 else int(live.max())
+                raise InterpError(f"'{ins.opcode_spelling}': address {bad:#x} (+{total} bytes) "
+                                  f"is outside the {st.mem.size}-byte memory",
+                                  addr.line or ins.line, addr.col or ins.col, rule="address")
+            mis = live % nbytes
+            if mis.any():
+                raise InterpError(f"'{ins.opcode_spelling}': address {int(live[mis != 0][0]):#x}"
+                                  f" is not {nbytes}-byte aligned", addr.line or ins.line,
+                                  addr.col or ins.col, rule="address")
+        idx = np.where(m, a, 0)
+        if store:
+            for k, v in enumerate(vals):
+                bits = v(st)
+                by = _to_le(bits, w)                   # (n, nbytes)
+                pos = idx[:, None] + (k * nbytes + np.arange(nbytes))
+                for i in np.nonzero(m)[0]:             # thread order: the last writer wins
+                    st.mem[pos[i]] = by[i]
+        else:
+            for k, o in enumerate(outs):
+                pos = idx[:, None] + (k * nbytes + np.arange(nbytes))
+                if not m.all():
+                    pos = np.where(m[:, None], pos, 0)
+                by = st.mem[pos] if st.mem.size else np.zeros((st.n, nbytes), np.uint8)
+                st.write(o, t, _from_le(by, w))
+    return _Step(ins, run, reads, writes)
+
+
+def _to_le(bits, w):
+    n = max(w // 8, 1)
+    b = np.ascontiguousarray(bits.astype(_DTYPE[max(w, 8)]))
+    return b.view(np.uint8).reshape(-1, n) if n > 1 else b.reshape(-1, 1).astype(np.uint8)
+
+
+def _from_le(by, w):
+    n = max(w // 8, 1)
+    by = np.ascontiguousarray(by, dtype=np.uint8).reshape(-1, n)
+    return by.view(_DTYPE[max(w, 8)]).reshape(-1) if n > 1 else by.reshape(-1)
+
+
+def _c_cvta(prog, ins):
+    types = _types_of(ins)
+    sfx = ins.suffixes
+    if "global" not in sfx or len(types) != 1 or types[0] not in ("u64", "u32"):
+        raise _unsupported(ins, "only cvta(.to).global.u64/.u32 is modeled (the identity)")
+    _nops(ins, 2)
+    t = types[0]
+    reads, writes = [], []
+    a = _src(prog, ins, ins.operands[1], t, reads)
+    d = _dst(prog, ins, ins.operands[0], t, writes)
+    return _Step(ins, lambda st: st.write(d, t, a(st)), reads, writes)
+
+
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
+        "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
+
+
+def _c_setp(prog, ins):
+    types = _types_of(ins)
+    cmps = [s for s in ins.suffixes if s in _CMP]
+    if len(types) != 1 or types[0][0] not in "bsu" or types[0] == "bf16" or len(cmps) != 1:
+        raise _unsupported(ins, "only integer setp (.eq .ne .lt .le .gt .ge .lo .ls .hi .hs on "
+                                ".b/.u/.s types) is modeled")
+    if set(ins.suffixes) - {types[0], cmps[0]}:
+        raise _unsupported(ins, "setp with a boolean combination (.and/.or/.xor) is not modeled")
+    t, c = types[0], cmps[0]
+    _nops(ins, 3)
+    reads, writes = [], []
+    dst = ins.operands[0]
+    dests = dst.items if isinstance(dst, Vec) and dst.brackets == "|" else [dst]
+    a = _src(prog, ins, ins.operands[1], t, reads)
+    b = _src(prog, ins, ins.operands[2], t, reads)
+    ds = [_dst(prog, ins, o, "pred", writes) for o in dests]
+    signed = t[0] == "s"
+
+    def run(st):
+        x, y = a(st), b(st)
+        if signed:
+            x, y = (v.astype(_DTYPE[WIDTH[t]]).view({16: np.int16, 32: np.int32,
+                                                      64: np.int64}[WIDTH[t]]) for v in (x, y))
+        r = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+             ">": np.greater, ">=": np.greater_equal}[_CMP[c]](x, y)
+        st.write(ds[0], "pred", r)
+        if len(ds) > 1:
+            st.write(ds[1], "pred", ~r)
+    return _Step(ins, run, reads, writes)
+
+
+def _c_selp(prog, ins):
+    types = _types_of(ins)
+    if len(types) != 1 or types[0] not in WIDTH or types[0] == "pred":
+        raise _unsupported(ins, "selp needs one type")
+    t = types[0]
+    _nops(ins, 4)
+    reads, writes = [], []
+    a = _src(prog, ins, ins.operands[1], t, reads)
+    b = _src(prog, ins, ins.operands[2], t, reads)
+    p = _src(prog, ins, ins.operands[3], "pred", reads)
+    d = _dst(prog, ins, ins.operands[0], t, writes)
+    return _Step(ins, lambda st: st.write(d, t, np.where(p(st), a(st), b(st))), reads, writes)
+
+
+def _c_bra(prog, ins):
+    if set(ins.suffixes) - {"uni"}:
+        raise _unsupported(ins)
+    _nops(ins, 1)
+    target = ins.operands[0]
+    if not isinstance(target, Reg) or target.name not in prog.labels:
+        raise InterpError(f"'bra': no label '{target}' in this program", ins.line, ins.col,
+                          rule="label")
+    return _Step(ins, None, [], [], kind="bra", target=target.name)
+
+
+def _c_ret(prog, ins):
+    if ins.operands:
+        raise _bad(ins, "takes no operands")
+    return _Step(ins, None, [], [], kind="ret")
+
+
+_COMPILERS = {
+    "add": _c_arith, "sub": _c_arith, "mul": _c_arith, "fma": _c_arith,
+    "mad": _c_int, "min": _c_int, "max": _c_int, "and": _c_int, "or": _c_int, "xor": _c_int,
+    "not": _c_int, "neg": _c_int, "shl": _c_int, "shr": _c_int,
+    "cvt": _c_cvt, "mov": _c_mov, "ld": _c_ldst, "st": _c_ldst, "cvta": _c_cvta,
+    "setp": _c_setp, "selp": _c_selp, "bra": _c_bra, "ret": _c_ret, "exit": _c_ret,
+}
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+def _input_bits(value, width, signed, what):
+    """An input (int or 1-D integer array) as bits of `width`: array (k,) or 0-d."""
+    if isinstance(value, (bool, np.bool_)) and width != 1:
+        raise OperandError(f"{what}: bits must be integers, got a boolean")
+    lo = -(1 << (width - 1)) if (signed or width == 1) else 0
+    if isinstance(value, numbers.Integral):
+        v = int(value)
+        if not lo <= v < (1 << width):
+            raise OperandError(f"{what}: {v:#x} does not fit in {width} bits" if v >= 0 else
+                               f"{what}: {v} is negative (bits are unsigned {width}-bit integers)")
+        return np.asarray(v & _mask(width) if width > 1 else bool(v), _DTYPE[width])
+    if isinstance(value, float):
+        raise OperandError(f"{what}: inputs are bit patterns, got the float {value!r} "
+                           "(encode floats with ptxfp.to_bits)")
+    if isinstance(value, (bytes, bytearray, str)):
+        raise OperandError(f"{what}: expected an int or an integer array, got "
+                           f"{type(value).__name__}")
+    arr = np.asarray(value)
+    if arr.dtype.kind == "b" and width == 1:
+        return arr.astype(bool)
+    if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "O" and all(
+            isinstance(x, numbers.Integral) for x in arr.flat)):
+        raise OperandError(f"{what}: inputs must be integer bit patterns, got {arr.dtype}"
+                           + (" (encode floats with ptxfp.to_bits)" if arr.dtype.kind == "f"
+                              else ""))
+    if arr.ndim > 1:
+        raise OperandError(f"{what}: one value per thread: a 1-D array, got shape {arr.shape}")
+    if arr.size:
+        mn, mx = int(arr.min()), int(arr.max())
+        if mn < lo or mx >= (1 << width):
+            bad = mn if mn < lo else mx
+            raise OperandError(f"{what}: value {bad} does not fit in {width} bits")
+    if width == 1:
+        return arr.astype(bool)
+    return (arr.astype(object) & _mask(width)).astype(np.uint64).astype(_DTYPE[width]) \
+        if arr.dtype.kind == "O" or arr.min(initial=0) < 0 else arr.astype(_DTYPE[width])
+
+
+def _lookup(names, key):
+    if key in names:
+        return key
+    if not key.startswith("%") and "%" + key in names:
+        return "%" + key
+    return None
+
+
+def _needed(prog):
+    """Registers and params read before any write, in program order: {name: InputInfo}."""
+    written, out = set(), {}
+    for s in prog.steps:
+        for r, t in s.reads:
+            if isinstance(r, tuple):                   # ('param', name)
+                name = r[1]
+                if name not in out:
+                    ptype, psize, line, col = prog.param_type[name]
+                    out[name] = InputInfo(name, ptype, psize * 8, "param", line, col)
+                continue
+            if r.name not in written and r.name not in out:
+                out[r.name] = InputInfo(r.name, t,
+                                        prog.width[r.name], "register", r.line or s.instr.line,
+                                        r.col or s.instr.col)
+        for r, _ in s.writes:
+            written.add(r.name)
+    return out
+
+
+def prepare(text, *, entry=None):
+    """Read and compile `text` once: the result can be given to :func:`run`,
+    :func:`run_detailed` and :func:`inputs_needed` in place of the text.  Its ``types`` maps
+    each register to its declared or inferred type."""
+    return text if isinstance(text, _Prog) else _Prog(text, entry)
+
+
+def inputs_needed(text, *, entry=None):
+    """The registers and entry parameters `text` reads before writing them, in the order they
+    are first read: ``{name: InputInfo(name, type, width, kind, line, col)}``."""
+    return _needed(prepare(text, entry=entry))
+
+
+# --- running ----------------------------------------------------------------------------------
+
+def _memory(memory):
+    if memory is None:
+        return None
+    if isinstance(memory, (bytes, bytearray, memoryview)):
+        return np.frombuffer(bytes(memory), np.uint8).copy()
+    arr = np.asarray(memory)
+    if arr.dtype != np.uint8:
+        raise OperandError(f"memory must be bytes or a uint8 array, got {arr.dtype}")
+    return arr.reshape(-1).copy()
+
+
+def run_detailed(text, inputs=None, *, memory=None, threads=None, entry=None):
+    """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
+    prog = prepare(text, entry=entry)
+    needed = _needed(prog)
+    inputs = dict(inputs or {})
+    known = set(prog.width) | set(prog.params) | set(prog.param_type)
+    staged, n = {}, None
+    for key, value in inputs.items():
+        name = _lookup(known, key)
+        if name is None:
+            raise OperandError(f"input '{key}' is not a register or parameter of the program"
+                               + (f" (it reads: {', '.join(needed)})" if needed else ""))
+        if name in prog.params or name in prog.param_type:
+            p = prog.params.get(name)
+            ptype = p.type if p is not None else prog.param_type[name][0]
+            size = prog.param_type[name][1] if name in prog.param_type else \
+                max(WIDTH.get(ptype, 8) // 8, 1) * int(np.prod(p.array or (1,)))
+            bits = _input_bits(value, min(size * 8, 64) if size * 8 in _DTYPE else 64,
+                               ptype.startswith("s"), f"input '{name}'")
+            staged[name] = ("param", bits.astype(np.uint64), size)
+        else:
+            rt = needed[name].type if name in needed else \
+                prog.rtype.get(name, "b" + str(prog.width[name]))
+            bits = _input_bits(value, prog.width[name], rt.startswith("s"), f"input '{name}'")
+            staged[name] = ("register", bits, rt)
+        if bits.ndim == 1 and bits.size != 1:
+            if n is not None and n != bits.size:
+                raise OperandError(f"inputs do not broadcast: '{name}' has {bits.size} values, "
+                                   f"another input {n}")
+            n = bits.size
+    if threads is not None:
+        if n is not None and n != threads:
+            raise OperandError(f"threads={threads} but the inputs have {n} values")
+        n = int(threads)
+    n = 1 if n is None else n
+    ready = {}
+    for name, (kind, bits, extra) in staged.items():
+        full = np.broadcast_to(bits.reshape(-1) if bits.ndim else bits, (n,)).copy()
+        if kind == "param":
+            by = np.zeros((n, extra), np.uint8)
+            k = min(extra, 8)
+            by[:, :k] = _to_le(full.astype(np.uint64), 64)[:, :k]
+            ready[name] = ("param", by, None)
+        else:
+            ready[name] = ("register", full, extra)
+    st = _State(prog, n, ready, _memory(memory))
+    waiting = {}
+    done = np.zeros(n, bool)
+    for i, step in enumerate(prog.steps):
+        back = [lab for lab, idx in prog.labels.items() if idx == i and lab in waiting]
+        for lab in back:
+            st.active = st.active | waiting.pop(lab)
+        if not st.active.any():
+            if not waiting:
+                break
+            continue
+        ins = step.instr
+        mask = st.mask = st.active
+        if step.pred is not None:
+            p = st.read(step.pred, "pred", ins)
+            mask = mask & (~p if ins.predicate.negated else p)
+        st.mask = mask
+        if step.kind == "ret":
+            done |= mask
+            st.active = st.active & ~mask
+            continue
+        if step.kind == "bra":
+            tgt = prog.labels[step.target]
+            if tgt <= i:
+                raise UnsupportedInstruction(
+                    f"'bra {step.target}' jumps backwards (a loop): not modeled", ins.line,
+                    ins.col, rule="unsupported-instruction")
+            if mask.any():
+                waiting[step.target] = waiting.get(step.target, np.zeros(n, bool)) | mask
+                st.active = st.active & ~mask
+            continue
+        if not mask.any():
+            continue
+        step.run(st)
+    regs = {k: v for k, v in st.regs.items()}
+    return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
+                     declared={k: (d.type if d.space == "reg" else None)
+                               for k, d in prog.declared.items()},
+                     read_as=prog.read_as)
+
+
+def run(text, inputs=None, *, memory=None, threads=None, entry=None):
+    """Execute PTX over many threads; return ``{register name: bits array}``.
+
+    ``text``: a snippet (instructions, optional ``.reg`` lines) or a module (the one ``.entry``
+    is run, or the function named by ``entry``).  ``inputs``: ``{name: int or 1-D int array}``
+    for registers (``'%f1'`` or ``'f1'``) and entry parameters; one value per thread, arrays and
+    scalars broadcast.  ``memory``: bytes or a uint8 array, the flat little-endian memory that
+    ``ld``/``st`` address; the memory after the run comes back under ``'__memory__'``.
+    See the module docstring for what is modeled.
+    """
+    r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry)
+    out = dict(r.registers)
+    if r.memory is not None:
+        out[MEMORY_KEY] = r.memory
+    return out
