@@ -1,0 +1,617 @@
+"""The ``ptxfp`` command: evaluate one instruction, check PTX, run PTX, list the forms, verify
+against a GPU.  ``main(argv)`` returns the exit status: 0 success, 1 ``check`` found an error,
+2 a user error (printed as one line ``ptxfp: error: ...`` on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import re
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+from .errors import PtxfpError
+
+PROG = "ptxfp"
+
+
+class CliError(PtxfpError):
+    """A bad command line value (a literal, a register name, a file)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2 (raised, caught in main), and
+    values such as -2.0bf16 or -inff16 are operands, not options."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes a '-' word for an option unless it looks like a negative number; make
+        # negative literals with a format suffix look like one (no option here starts so).
+        self._negative_number_matcher = re.compile(r"^-(?:\.?\d|inf|nan)", re.IGNORECASE)
+
+    def error(self, message):
+        raise CliError(f"{message} (see '{self.prog} --help')")
+
+
+# --- literals ---------------------------------------------------------------------------------
+
+#: float literal suffix -> (format, width, precision, emin, emax)
+_FLOAT_FMTS = {"f16": (16, 11, -14, 15), "bf16": (16, 8, -126, 127), "f32": (32, 24, -126, 127)}
+_FLOAT_RE = re.compile(r"^([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan))"
+                       r"(bf16|f16|f32)$", re.IGNORECASE)
+
+
+def _round_exact(q, fmt):
+    """The bits of the rational q in `fmt`, rounded once to nearest even (no double rounding
+    through a binary64 parse)."""
+    width, P, EMIN, EMAX = _FLOAT_FMTS[fmt]
+    sign = 1 if q < 0 else 0
+    q = abs(q)
+    sbit = sign << (width - 1)
+    inf = (EMAX - EMIN + 2) << (P - 1)
+    if q == 0:
+        return sbit
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1                                   # now 2**e <= q < 2**(e+1)
+    e = max(e, EMIN)
+    scaled = q / Fraction(2) ** (e - P + 1)
+    m = scaled.numerator // scaled.denominator
+    rem = scaled - m
+    if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and m & 1):
+        m += 1
+    bits = ((e - EMIN) << (P - 1)) + m           # a carry walks into the exponent by itself
+    return sbit | min(bits, inf)
+
+
+def _float_literal(text):
+    """'1.5f16' -> (format, bits); None when `text` is not a suffixed float literal."""
+    m = _FLOAT_RE.match(text.strip())
+    if not m:
+        return None
+    num, fmt = m.group(1).lower(), m.group(2).lower()
+    width, P, EMIN, EMAX = _FLOAT_FMTS[fmt]
+    neg = num.startswith("-")
+    body = num.lstrip("+-")
+    sbit = (1 << (width - 1)) if neg else 0
+    if body in ("inf", "infinity"):
+        return fmt, sbit | ((EMAX - EMIN + 2) << (P - 1))
+    if body == "nan":
+        from .policy import current
+        return fmt, current().canonical_nan32 if fmt == "f32" else current().canonical_nan16
+    q = Fraction(body)
+    bits = _round_exact(-q if neg else q, fmt)
+    if q == 0 and neg:
+        bits = sbit
+    return fmt, bits
+
+
+def parse_value(text, fmt, what):
+    """A command-line value for an operand of format `fmt` (f16, bf16, f32, f16x2, bf16x2, or
+    an integer register type like u64/b16): hex or decimal bits, a float literal with a suffix
+    (1.5f16, 2.0bf16, 1e-3f32, -inff32, nanf16), a PTX 0fXXXXXXXX, or for .f16x2/.bf16x2 a pair
+    'lane0,lane1' of f16/bf16 literals (lane 0 = bits [15:0])."""
+    from .ptx.interp import WIDTH
+    t = text.strip()
+    width = WIDTH.get(fmt)
+    if width is None:
+        raise CliError(f"{what}: unknown type .{fmt}")
+    if "," in t:
+        if fmt not in ("f16x2", "bf16x2", "b32"):
+            raise CliError(f"{what}: a pair 'x,y' is only for .f16x2/.bf16x2 operands, this one is "
+                           f".{fmt}")
+        parts = t.split(",")
+        if len(parts) != 2:
+            raise CliError(f"{what}: a packed value is a pair 'lane0,lane1', got {text!r}")
+        lane_fmt = fmt[:-2] if fmt != "b32" else None
+        lanes = []
+        for p in parts:
+            v = parse_value(p, lane_fmt or "b16", what)
+            lit = _float_literal(p)
+            if lit and lane_fmt and lit[0] != lane_fmt:
+                raise CliError(f"{what}: lane value {p!r} is .{lit[0]}, the operand is .{fmt}")
+            lanes.append(v)
+        return lanes[0] | (lanes[1] << 16)
+    lit = _float_literal(t)
+    if lit is not None:
+        lfmt, bits = lit
+        lw = _FLOAT_FMTS[lfmt][0]
+        if lw != width:
+            raise CliError(f"{what}: {text!r} is a {lw}-bit .{lfmt} literal, the operand is "
+                           f"{width}-bit .{fmt}")
+        if fmt in ("f16", "bf16", "f32") and lfmt != fmt:
+            raise CliError(f"{what}: {text!r} is a .{lfmt} literal, the operand is .{fmt}")
+        return bits
+    low = t.lower()
+    try:
+        if re.fullmatch(r"[+-]?0x[0-9a-f]+", low):
+            v = int(low, 16)
+        elif re.fullmatch(r"0f[0-9a-f]{8}", low):
+            v = int(low[2:], 16)
+            if width != 32:
+                raise CliError(f"{what}: {text!r} is a 32-bit value, the operand is {width}-bit")
+        elif re.fullmatch(r"[+-]?\d+", low):
+            v = int(low, 10)
+        else:
+            raise ValueError
+    except ValueError:
+        raise CliError(f"{what}: cannot read {text!r}: expected hex (0x3c00), decimal bits, or "
+                       "a float literal with a suffix (1.5f16, 2.0bf16, 1e-3f32)") from None
+    if v < 0:
+        if fmt.startswith("s") and v >= -(1 << (width - 1)):
+            return v & ((1 << width) - 1)
+        raise CliError(f"{what}: {text!r} is negative; bits are unsigned (write a float "
+                       "literal such as -1.5f16 for a negative value)")
+    if v >= (1 << width):
+        raise CliError(f"{what}: {text!r} does not fit in {width} bits (.{fmt})")
+    return v
+
+
+def _fmt_float(x):
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    return repr(float(x))
+
+
+def decode(bits, typ):
+    """A human reading of `bits` of type `typ`: a float, a lane pair, or an integer."""
+    from .formats import from_bits
+    bits = int(bits)
+    if typ in ("f16", "bf16", "f32"):
+        return _fmt_float(from_bits(bits, typ))
+    if typ in ("f16x2", "bf16x2"):
+        lo, hi = from_bits(bits, typ)
+        return f"[15:0] {_fmt_float(lo)}  [31:16] {_fmt_float(hi)}"
+    if typ == "f64":
+        return _fmt_float(np.array([bits], np.uint64).view(np.float64)[0])
+    if typ == "pred":
+        return "true" if bits else "false"
+    if typ and typ[0] == "s" and typ[1:].isdigit():
+        w = int(typ[1:])
+        return str(bits - (1 << w) if bits >> (w - 1) else bits)
+    return str(bits)
+
+
+def _hex(bits, width):
+    if width == 1:
+        return str(int(bool(bits)))
+    return f"0x{int(bits):0{max(width // 4, 1)}x}"
+
+
+# --- eval -------------------------------------------------------------------------------------
+
+def _parse_form(spelling):
+    op = spelling.strip().split(".", 1)[0]
+    if op == "cvt":
+        from .convert import parse_cvt
+        return parse_cvt(spelling)
+    from .spelling import parse
+    return parse(spelling)
+
+
+def cmd_eval(args, out):
+    from .convert import CvtInstruction, convert
+    from .execute import execute
+    form = _parse_form(args.spelling)
+    names, fmts = form.operand_names, form.operand_formats
+    if len(args.operands) != len(names):
+        raise CliError(f"'{form.spelling}' takes {len(names)} operand"
+                       f"{'s' if len(names) != 1 else ''} ({', '.join(names)}), "
+                       f"got {len(args.operands)}")
+    ops = [parse_value(t, f, f"operand {n} (.{f})")
+           for t, n, f in zip(args.operands, names, fmts)]
+    cvt = isinstance(form, CvtInstruction)
+    d = convert(form, *ops) if cvt else execute(form, *ops)
+    dtype = form.dtype
+    dw = 16 if dtype in ("f16", "bf16") else 32
+    rows = [(n, f, v, 16 if f in ("f16", "bf16") else 32) for n, f, v in zip(names, fmts, ops)]
+    rows.append(("d", dtype, d, dw))
+    if args.json:
+        json.dump({"spelling": str(form), "min_ptx": form.min_ptx_str,
+                   "min_target": form.min_target,
+                   "operands": {n: {"type": f, "bits": _hex(v, w), "value": decode(v, f)}
+                                for n, f, v, w in rows[:-1]},
+                   "result": {"type": dtype, "bits": _hex(d, dw), "value": decode(d, dtype)}},
+                  out, indent=2)
+        out.write("\n")
+        return 0
+    out.write(f"{form}   (PTX {form.min_ptx_str}, {form.min_target})\n")
+    tw = max(len(r[1]) for r in rows)
+    for n, f, v, w in rows:
+        out.write(f"  {n}  {f:<{tw}}  {_hex(v, w):<10}  {decode(v, f)}\n")
+    return 0
+
+
+# --- check ------------------------------------------------------------------------------------
+
+def _read_source(path):
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return path, f.read()
+    except FileNotFoundError:
+        raise CliError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CliError(f"{path}: is a directory") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path}: not a UTF-8 text file") from None
+    except OSError as e:
+        raise CliError(f"{path}: {e.strerror or e}") from None
+
+
+def cmd_check(args, out):
+    try:
+        from .ptx.check import check
+    except ImportError as e:                      # pragma: no cover (check.py is part of ptxfp)
+        raise CliError(f"the checker is not available: {e}") from None
+    name, text = _read_source(args.file)
+    report = check(text, target=args.target, version=args.version)
+    errors = [d for d in report if d.severity == "error"]
+    if args.json:
+        json.dump({"file": name, "ok": not errors,
+                   "version": _vstr(getattr(report, "version", None)),
+                   "target": getattr(report, "target", None),
+                   "modeled": getattr(report, "modeled", None),
+                   "unmodeled": getattr(report, "unmodeled", None),
+                   "diagnostics": [{"line": d.line, "col": d.col, "severity": d.severity,
+                                    "message": d.message, "rule": d.rule,
+                                    "ptxas": getattr(d, "ptxas", None)} for d in report]},
+                  out, indent=2)
+        out.write("\n")
+    else:
+        for d in report:
+            where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
+            out.write(f"{where} {d.severity}: {d.message} [{d.rule}]\n")
+    return 1 if errors else 0
+
+
+def _vstr(v):
+    if isinstance(v, tuple):
+        return "%d.%d" % v
+    return v
+
+
+# --- run --------------------------------------------------------------------------------------
+
+def _group_sets(items):
+    """['a=1', '2', 'b=3'] -> {'a': ['1', '2'], 'b': ['3']}"""
+    out, last = {}, None
+    for it in items or ():
+        if "=" in it:
+            k, v = it.split("=", 1)
+            k = k.strip()
+            if not k:
+                raise CliError(f"--set {it!r}: expected REGISTER=VALUE")
+            if k in out:
+                raise CliError(f"--set: '{k}' is given twice")
+            out[k] = [v] if v.strip() else []
+            last = k
+        elif last is None:
+            raise CliError(f"--set {it!r}: expected REGISTER=VALUE")
+        else:
+            out[last].append(it)
+    for k, v in out.items():
+        if not v:
+            raise CliError(f"--set {k}=: no value")
+    return out
+
+
+def _memory_arg(text):
+    if text is None:
+        return None
+    if re.fullmatch(r"\d+", text):
+        return bytes(int(text))
+    if re.fullmatch(r"0x[0-9a-fA-F]+", text):
+        return bytes(int(text, 16))
+    try:
+        with open(text, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise CliError(f"--memory {text}: {e.strerror or e}") from None
+
+
+def _show_type(name, res):
+    """The type to show a register's bits as: the float type it was written as, else the float
+    type an instruction reads it as, else its declared type, else the type written."""
+    from .ptx.interp import WIDTH
+    written = res.types.get(name)
+    declared = res.declared.get(name)
+    width = 1 if res.registers[name].dtype == np.bool_ else \
+        res.registers[name].dtype.itemsize * 8
+    floats = ("f16", "bf16", "f32", "f16x2", "bf16x2", "f64")
+    if written in floats:
+        return written
+    for t in (res.read_as.get(name), declared):
+        if t in floats and WIDTH[t] == width:
+            return t
+    return written or declared or "b" + str(width)
+
+
+def cmd_run(args, out):
+    from .ptx.interp import WIDTH, inputs_needed, prepare, run_detailed
+    name, text = _read_source(args.file)
+    prog = prepare(text, entry=args.entry)
+    needed = inputs_needed(prog)
+    sets = _group_sets(args.set)
+    types = {n: i.type for n, i in needed.items()}
+    types.update({k: v for k, v in prog.types.items() if k not in types})
+    inputs = {}
+    for key, vals in sets.items():
+        reg = key if key in types else ("%" + key if "%" + key in types else None)
+        if reg is None:
+            hint = f" (it reads: {', '.join(needed)})" if needed else ""
+            raise CliError(f"--set {key}: no register or parameter '{key}' in {name}{hint}")
+        typ = types[reg]
+        if typ not in WIDTH:
+            typ = "b64"
+        parsed = [parse_value(v, typ, f"--set {key}") for v in vals]
+        inputs[reg] = parsed[0] if len(parsed) == 1 else np.array(parsed, dtype=np.uint64)
+    missing = [n for n in needed if n not in inputs]
+    if missing:
+        first = needed[missing[0]]
+        raise CliError(f"{name}:{first.line}:{first.col}: {first.kind} '{first.name}' is read "
+                       f"before it is set: give it with --set {first.name}=VALUE"
+                       + (f" (also needed: {', '.join(missing[1:])})" if missing[1:] else ""))
+    memory = _memory_arg(args.memory)
+    res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
+    names = list(res.registers)
+    if args.json:
+        regs = {}
+        for r in names:
+            typ = _show_type(r, res)
+            w = WIDTH.get(typ, res.registers[r].dtype.itemsize * 8)
+            regs[r] = {"type": typ, "bits": [_hex(b, w) for b in res.registers[r]],
+                       "values": [decode(b, typ) for b in res.registers[r]]}
+        doc = {"file": name, "threads": res.threads, "registers": regs}
+        if res.memory is not None:
+            doc["memory"] = res.memory.tobytes().hex()
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+        return 0
+    rows = []
+    for r in names:
+        typ = _show_type(r, res)
+        w = 1 if res.registers[r].dtype == np.bool_ else res.registers[r].dtype.itemsize * 8
+        rows.append((r, typ, w, res.registers[r]))
+    nw = max([len(r[0]) for r in rows] + [8])
+    tw = max([len(r[1]) for r in rows] + [4])
+    for t in range(res.threads):
+        if res.threads > 1:
+            out.write(f"thread {t}:\n")
+        out.write(f"  {'register':<{nw}}  {'type':<{tw}}  {'bits':<18}  value\n")
+        for r, typ, w, arr in rows:
+            out.write(f"  {r:<{nw}}  {typ:<{tw}}  {_hex(arr[t], w):<18}  {decode(arr[t], typ)}\n")
+    if res.memory is not None and memory is not None:
+        before = np.frombuffer(memory, np.uint8)
+        changed = np.nonzero(before != res.memory)[0]
+        if changed.size:
+            out.write("memory written (16-byte rows that changed):\n")
+            for row in sorted({int(i) // 16 for i in changed}):
+                chunk = res.memory[row * 16:row * 16 + 16]
+                out.write(f"  {row * 16:#06x}: {' '.join(f'{b:02x}' for b in chunk)}\n")
+    return 0
+
+
+# --- list -------------------------------------------------------------------------------------
+
+def _forms():
+    from . import isa
+    from .convert import canonical_spellings as cvt_spellings
+    from .convert import parse_cvt
+    from .spelling import parse
+    rows = []
+    for s in isa.canonical_spellings():
+        ins = parse(s)
+        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section))
+    for s in cvt_spellings():
+        ins = parse_cvt(s)
+        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section))
+    return rows
+
+
+def cmd_list(args, out):
+    rows = _forms()
+    if args.pattern:
+        pats = [p.lower() for p in args.pattern]
+        rows = [r for r in rows if all(p in r[0].lower() for p in pats)]
+    if args.json:
+        json.dump([{"spelling": s, "min_ptx": v, "min_target": t, "section": sec}
+                   for s, v, t, sec in rows], out, indent=2)
+        out.write("\n")
+        return 0
+    if not rows:
+        raise CliError(f"no form matches {' '.join(args.pattern)!r}")
+    w = max(len(r[0]) for r in rows)
+    out.write(f"{'form':<{w}}  PTX   target  section\n")
+    for s, v, t, sec in rows:
+        out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
+    out.write(f"{len(rows)} forms\n")
+    return 0
+
+
+# --- verify -----------------------------------------------------------------------------------
+
+def cmd_verify(args, out):
+    """Hand everything after 'verify' to ptxfp.hw.main (main() routes here before argparse, so
+    that the harness's own options and --help reach it untouched)."""
+    try:
+        from . import hw
+        hw_main = hw.main
+    except Exception as e:                        # ImportError, or a broken optional dependency
+        raise CliError(f"the hardware harness (ptxfp.hw) is not available: {e}") from None
+    argv = list(args.args)
+    try:
+        params = inspect.signature(hw_main).parameters
+    except (TypeError, ValueError):
+        params = {}
+    rc = hw_main(argv, prog=f"{PROG} verify") if "prog" in params else hw_main(argv)
+    return int(rc or 0)
+
+
+# --- the parser -------------------------------------------------------------------------------
+
+_MAIN_EPILOG = """\
+examples:
+  ptxfp eval fma.rn.bf16 0x3F82 0x3FA0 0x0001      # the double-rounding witness: 0x3fa3
+  ptxfp eval add.f16x2 1.0f16,2.0f16 0.5f16,0.25f16
+  ptxfp eval cvt.rn.bf16x2.f32 1.0f32 3.0f32
+  ptxfp check kernel.ptx --target sm_90
+  ptxfp run examples/double_rounding.ptx --set a=0x3F82 b=0x3FA0 c=0x0001
+  ptxfp list bf16
+
+'ptxfp COMMAND --help' explains each command.
+"""
+
+_EVAL_EPILOG = """\
+operands, in PTX source order (destination left out):
+  0x3c00 / 15360        bits, hex or decimal
+  1.5f16 2.0bf16 1e-3f32 -inff16 nanbf16
+                        a float literal with its format as suffix (rounded to nearest even)
+  0f3F800000            PTX's hex float (32-bit)
+  1.0f16,2.0f16         a packed .f16x2/.bf16x2 pair: lane 0 (bits [15:0]) first
+mixed forms take the .f32 operand c as 0x... or 1.0f32; cvt's .f32 sources likewise.
+
+examples:
+  ptxfp eval add.f16 0x3c00 0x4000
+  ptxfp eval fma.rn.bf16 0x3F82 0x3FA0 0x0001
+  ptxfp eval fma.rn.relu.f16x2 1.0f16,-2.0f16 1.0f16,1.0f16 0.5f16,0.5f16
+  ptxfp eval fma.rz.sat.f32.f16 0.5f16 0.5f16 0.75f32
+  ptxfp eval cvt.rn.satfinite.f16.f32 1e6f32
+  ptxfp eval cvt.f32.bf16 0x3fc0 --json
+"""
+
+_CHECK_EPILOG = """\
+prints one line per finding: FILE:LINE:COL: SEVERITY: MESSAGE [RULE]
+exit status: 1 when any finding is an error, 0 otherwise (2: the command itself failed).
+
+examples:
+  ptxfp check kernel.ptx
+  ptxfp check kernel.ptx --target sm_80 --version 7.0
+  echo 'fma.rn.oob.relu.bf16x2' | ptxfp check - --target sm_90 --version 8.1
+  ptxfp check kernel.ptx --json
+"""
+
+_RUN_EPILOG = """\
+Runs a snippet, or the one .entry of a module (--entry NAME picks one), over --threads
+threads.  Every register (or entry parameter) the program reads before writing needs a value:
+  --set REG=VALUE [VALUE ...]   one VALUE for all threads, or one per thread
+VALUEs are read as for 'ptxfp eval' (0x3c00, 1.5f16, 1.0f16,2.0f16 ...).  ld/st address one flat
+little-endian memory: --memory SIZE (zero bytes) or --memory FILE (its bytes).  Supported: the
+half/mixed add/sub/mul/fma forms, cvt, mov, ld/st (.global, .param), integer address arithmetic,
+setp/selp, guards and forward branches, ret/exit.
+
+examples:
+  ptxfp run examples/double_rounding.ptx --set a=1.015625bf16 b=1.25bf16 c=0x0001
+  ptxfp run examples/axpy.ptx --memory examples/axpy.bin --threads 4 \\
+        --set axpy_x=0 axpy_y=64 axpy_a=2.0bf16 axpy_n=4
+  ptxfp run snippet.ptx --set f0=1.0f32 2.0f32 3.0f32 --json
+  ptxfp run kernel.ptx --entry f16_scalar --memory 4096 --threads 4 \\
+        --set f16_scalar_param_0=0 f16_scalar_param_1=256 f16_scalar_param_2=512 \\
+        --set f16_scalar_param_3=1024 f16_scalar_param_4=4
+"""
+
+_LIST_EPILOG = """\
+examples:
+  ptxfp list                 # every form with the PTX ISA version and target it needs
+  ptxfp list bf16 fma        # the forms whose spelling contains every word given
+  ptxfp list cvt --json
+"""
+
+_VERIFY_EPILOG = """\
+Compares ptxfp with a real GPU (needs an NVIDIA GPU and CuPy); every option is the hardware
+harness's own: 'ptxfp verify --help' shows them when the harness is installed.
+"""
+
+
+def build_parser():
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = _Parser(prog=PROG, description="ptxfp: a bit-exact model of NVIDIA PTX half- and "
+                "mixed-precision floating-point arithmetic.", epilog=_MAIN_EPILOG,
+                formatter_class=fmt)
+    from . import __version__
+    p.add_argument("--version", action="version", version=f"ptxfp {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    e = sub.add_parser("eval", help="compute one instruction on operands",
+                       description="Compute one instruction (add/sub/mul/fma, mixed forms, cvt) "
+                       "and print the result bits and value per lane.", epilog=_EVAL_EPILOG,
+                       formatter_class=fmt)
+    e.add_argument("spelling", metavar="SPELLING", help="e.g. fma.rn.relu.bf16x2")
+    e.add_argument("operands", metavar="OPERAND", nargs="*", help="source operands")
+    e.add_argument("--json", action="store_true", help="print JSON")
+    e.set_defaults(fn=cmd_eval)
+
+    c = sub.add_parser("check", help="check PTX as ptxas would",
+                       description="Check the instructions ptxfp models in a PTX file, snippet "
+                       "or spelling as ptxas 13.0 would.", epilog=_CHECK_EPILOG,
+                       formatter_class=fmt)
+    c.add_argument("file", metavar="FILE", help="a PTX file, or - for stdin")
+    c.add_argument("--target", metavar="sm_XX", help="override or supply .target")
+    c.add_argument("--version", metavar="X.Y", help="override or supply .version")
+    c.add_argument("--json", action="store_true", help="print JSON")
+    c.set_defaults(fn=cmd_check)
+
+    r = sub.add_parser("run", help="run PTX over threads and print the registers",
+                       description="Execute straight-line PTX and print every register.",
+                       epilog=_RUN_EPILOG, formatter_class=fmt)
+    r.add_argument("file", metavar="FILE", help="a PTX file, or - for stdin")
+    r.add_argument("--set", metavar="REG=VALUE", nargs="+", action="extend", default=[],
+                   help="an input register or parameter; more VALUEs give one per thread")
+    r.add_argument("--threads", type=int, metavar="N", help="the number of threads")
+    r.add_argument("--memory", metavar="SIZE|FILE", help="memory for ld/st")
+    r.add_argument("--entry", metavar="NAME", help="the function to run in a module")
+    r.add_argument("--json", action="store_true", help="print JSON")
+    r.set_defaults(fn=cmd_run)
+
+    ls = sub.add_parser("list", help="list the modeled forms and what they need",
+                        description="List every instruction form ptxfp models, with the PTX "
+                        "ISA version and target it needs.", epilog=_LIST_EPILOG,
+                        formatter_class=fmt)
+    ls.add_argument("pattern", metavar="WORD", nargs="*", help="keep forms containing WORD")
+    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.set_defaults(fn=cmd_list)
+
+    v = sub.add_parser("verify", help="compare ptxfp with a GPU (ptxfp.hw)", add_help=False,
+                       description="Run the GPU conformance harness (ptxfp.hw).",
+                       epilog=_VERIFY_EPILOG, formatter_class=fmt)
+    v.add_argument("args", nargs=argparse.REMAINDER)
+    v.set_defaults(fn=cmd_verify)
+    return p
+
+
+def main(argv=None):
+    """The ``ptxfp`` command; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    out = sys.stdout
+    parser = build_parser()
+    try:
+        if argv[:1] == ["verify"]:
+            return cmd_verify(argparse.Namespace(args=argv[1:]), out)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help(out)
+            return 2
+        if getattr(args, "threads", None) is not None and args.threads < 1:
+            raise CliError("--threads takes a count >= 1")
+        return args.fn(args, out)
+    except SystemExit as e:                       # --help / --version
+        return e.code if isinstance(e.code, int) else 0
+    except (PtxfpError, ValueError) as e:
+        msg = " ".join(str(e).split()) or type(e).__name__
+        print(f"{PROG}: error: {msg}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:                       # e.g. piped into head
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":                        # pragma: no cover
+    sys.exit(main())

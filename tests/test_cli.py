@@ -1,0 +1,233 @@
+"""The ptxfp command: eval, check, run, list, verify; one-line errors with exit status 2.
+
+Expected bits are the manual's and SEMANTICS.md's witnesses, NumPy float16/float32 encodings,
+and values worked out by hand in the comments, never ptxfp's own output.
+"""
+
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ptxfp.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def cli(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def one_line_error(err):
+    lines = err.strip().splitlines()
+    return len(lines) == 1 and lines[0].startswith("ptxfp: error: ") and "Traceback" not in err
+
+
+# --- eval -------------------------------------------------------------------------------------
+
+def test_eval_double_rounding_witness(capsys):
+    rc, out, _ = cli(capsys, "eval", "fma.rn.bf16", "0x3F82", "0x3FA0", "0x0001")
+    assert rc == 0
+    d = [ln for ln in out.splitlines() if ln.strip().startswith("d ")][0]
+    assert "0x3fa3" in d and "1.2734375" in d                 # SEMANTICS.md: not 0x3fa2
+    assert "PTX 7.0, sm_80" in out
+
+
+def test_eval_literals_and_lanes(capsys):
+    # 1.0 + 0.5 = 1.5 (0x3e00) in lane 0, 2.0 + 0.25 = 2.25 (0x4080) in lane 1
+    rc, out, _ = cli(capsys, "eval", "add.f16x2", "1.0f16,2.0f16", "0.5f16,0.25f16", "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["result"]["bits"] == "0x40803e00"
+    assert doc["operands"]["a"]["bits"] == "0x40003c00"
+    assert "[15:0] 1.5" in doc["result"]["value"]
+
+
+@pytest.mark.parametrize("literal, fmt, bits", [
+    ("1.5f16", "f16", 0x3E00), ("-2.0bf16", "bf16", 0xC000), ("1e-3f32", "f32",
+                                                               int(np.float32(1e-3).view(np.uint32))),
+    ("0.1f16", "f16", int(np.float16(0.1).view(np.uint16))), ("-inff16", "f16", 0xFC00),
+    ("-0.0bf16", "bf16", 0x8000), ("65520f16", "f16", 0x7C00), ("6e-8f16", "f16", 0x0001),
+    # exactly halfway between 1.0 and 1 + 2**-10 plus a hair: a binary64 parse would land on
+    # the midpoint and tie to even (0x3c00); one exact rounding goes up
+    ("1.00048828125000000000000001f16", "f16", 0x3C01),
+    ("0x3c00", "f16", 0x3C00), ("15360", "f16", 0x3C00), ("0f3F800000", "f32", 0x3F800000),
+])
+def test_eval_literal_encoding(capsys, literal, fmt, bits):
+    spelling = {"f16": "add.f16", "bf16": "add.bf16", "f32": "cvt.rn.f16.f32"}[fmt]
+    args = [literal] if fmt == "f32" else [literal, "0x8000" if fmt == "f16" else "0x8000"]
+    rc, out, _ = cli(capsys, "eval", spelling, *args, "--json")
+    assert rc == 0
+    assert int(json.loads(out)["operands"]["a"]["bits"], 16) == bits
+
+
+def test_eval_cvt(capsys):
+    rc, out, _ = cli(capsys, "eval", "cvt.rn.bf16x2.f32", "1.0f32", "3.0f32", "--json")
+    assert rc == 0 and json.loads(out)["result"]["bits"] == "0x3f804040"    # a -> upper half
+    rc, out, _ = cli(capsys, "eval", "cvt.rn.satfinite.f16.f32", "1e6f32", "--json")
+    assert json.loads(out)["result"]["bits"] == "0x7bff"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["eval", "add.f16", "zz", "1"], "cannot read 'zz'"),
+    (["eval", "add.f16", "1.5f32", "1"], ".f32 literal"),
+    (["eval", "add.bf16", "1.5f16", "1"], ".f16 literal"),
+    (["eval", "add.f16", "0x10000", "1"], "does not fit in 16 bits"),
+    (["eval", "add.f16", "-1", "1"], "negative"),
+    (["eval", "fma.rn.f16", "1", "2"], "takes 3 operands"),
+    (["eval", "fma.f16", "1", "2", "3"], "rounding modifier required"),
+    (["eval", "div.rn.f16", "1", "2"], "unknown instruction"),
+    (["eval", "add.f16", "1.0f16,2.0f16", "1"], "pair"),
+    (["bogus"], "invalid choice"),
+    (["eval"], "required"),
+])
+def test_user_errors_are_one_line(capsys, argv, words):
+    rc, out, err = cli(capsys, *argv)
+    assert rc == 2 and one_line_error(err), err
+    assert words in err
+
+
+# --- check ------------------------------------------------------------------------------------
+
+def test_check_reports_errors_with_positions(tmp_path, capsys):
+    f = tmp_path / "k.ptx"
+    f.write_text(".version 8.0\n.target sm_90\n.address_size 64\n"
+                 ".visible .entry k() {\n.reg .b16 %h<4>;\n"
+                 "fma.rn.oob.f16 %h0, %h1, %h2, %h3;\nret;\n}\n")
+    rc, out, _ = cli(capsys, "check", str(f))
+    assert rc == 1
+    err = [ln for ln in out.splitlines() if ": error: " in ln]
+    assert err and err[0].startswith(f"{f}:6:1: error: ") and err[0].endswith("]")
+    rc, out, _ = cli(capsys, "check", str(f), "--version", "8.1")
+    assert rc == 0 and ": error: " not in out
+    rc, out, _ = cli(capsys, "check", str(f), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and not doc["ok"] and doc["diagnostics"][0]["line"] == 6
+
+
+def test_check_stdin(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("fma.rz.f16\n"))
+    rc, out, _ = cli(capsys, "check", "-")
+    assert rc == 1 and "<stdin>:1:" in out and "[illegal-rounding]" in out
+
+
+def test_check_missing_file(capsys, tmp_path):
+    rc, _, err = cli(capsys, "check", str(tmp_path / "nope.ptx"))
+    assert rc == 2 and one_line_error(err) and "no such file" in err
+
+
+# --- run --------------------------------------------------------------------------------------
+
+def test_run_double_rounding_example(capsys):
+    rc, out, _ = cli(capsys, "run", str(EXAMPLES / "double_rounding.ptx"),
+                     "--set", "a=1.015625bf16", "b=1.25bf16", "c=0x0001")
+    assert rc == 0
+    rows = {ln.split()[0]: ln.split() for ln in out.splitlines()[1:]}
+    assert rows["fused"][1:3] == ["bf16", "0x3fa3"] and rows["twice"][1:3] == ["bf16", "0x3fa2"]
+    assert rows["a"][2] == "0x3f82"
+
+
+def test_run_threads_and_json(tmp_path, capsys):
+    f = tmp_path / "s.ptx"
+    f.write_text("cvt.rn.f16.f32 h, x;\nadd.f16 d, h, h;\nmov.u32 t, %tid.x;\n")
+    rc, out, _ = cli(capsys, "run", str(f), "--set", "x=1.0f32", "2.0f32", "0x7f800000",
+                     "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["threads"] == 3
+    assert doc["registers"]["d"]["bits"] == ["0x4000", "0x4400", "0x7c00"]  # 2, 4, inf
+    assert doc["registers"]["d"]["values"] == ["2.0", "4.0", "inf"]
+    assert doc["registers"]["t"]["bits"] == ["0x00000000", "0x00000001", "0x00000002"]
+    rc, out, _ = cli(capsys, "run", str(f), "--set", "x=1.0f32", "--threads", "2")
+    assert rc == 0 and "thread 1:" in out
+
+
+def test_run_axpy_with_memory_file(capsys):
+    rc, out, _ = cli(capsys, "run", str(EXAMPLES / "axpy.ptx"), "--memory",
+                     str(EXAMPLES / "axpy.bin"), "--threads", "4", "--set", "axpy_x=0",
+                     "axpy_y=64", "axpy_a=2.0bf16", "axpy_n=4")
+    assert rc == 0
+    # y = 2*x + y: 2*1+0.5 = 2.5 (0x4020), 2*2+0.25 = 4.25 (0x4088), 2*3-6 = 0, 2*-4+8 = 0
+    row = [ln for ln in out.splitlines() if ln.strip().startswith("0x0040:")][0]
+    assert row.split()[1:9] == ["20", "40", "88", "40", "00", "00", "00", "00"]
+
+
+@pytest.mark.parametrize("text, argv, words", [
+    ("add.f16 d, a, b;", ["--set", "a=1.0f16"], "register 'b' is read before it is set"),
+    ("add.f16 d, a, a;", ["--set", "q=1"], "no register or parameter 'q'"),
+    ("add.f16 d, a, a;", ["--set", "a=1.0f32"], "32-bit .f32 literal"),
+    ("add.f32 d, a, a;", [], "'add.f32' is not modeled"),
+    ("add.f16 d, a, ;", [], "syntax error"),
+    ("add.f16 d, a, a;", ["--set", "a=1", "--threads", "0"], "--threads"),
+])
+def test_run_user_errors(tmp_path, capsys, text, argv, words):
+    f = tmp_path / "e.ptx"
+    f.write_text(text)
+    rc, _, err = cli(capsys, "run", str(f), *argv)
+    assert rc == 2 and one_line_error(err), err
+    assert words in err
+
+
+def test_run_error_names_position(tmp_path, capsys):
+    f = tmp_path / "e.ptx"
+    f.write_text("add.f16 d, a, a;\n  bar.sync 0;\n")
+    rc, _, err = cli(capsys, "run", str(f), "--set", "a=1")
+    assert rc == 2 and "2:3:" in err and "'bar.sync'" in err
+
+
+# --- list, verify, help -------------------------------------------------------------------------
+
+def test_list(capsys):
+    rc, out, _ = cli(capsys, "list")
+    assert rc == 0
+    rows = {ln.split()[0]: ln.split() for ln in out.splitlines()[1:-1]}
+    # manual 9.7.4.4: .oob needs PTX 8.1 and sm_90; 9.7.5: mixed forms 8.6 / sm_100
+    assert rows["fma.rn.oob.relu.bf16x2"][1:3] == ["8.1", "sm_90"]
+    assert rows["add.rn.f32.bf16"][1:3] == ["8.6", "sm_100"]
+    assert rows["cvt.rn.relu.bf16x2.f32"][1:3] == ["7.0", "sm_80"]
+    rc, out, _ = cli(capsys, "list", "oob", ".f16x2", "--json")
+    assert rc == 0 and {d["spelling"] for d in json.loads(out)} == {
+        "fma.rn.oob.f16x2", "fma.rn.oob.relu.f16x2"}
+    rc, _, err = cli(capsys, "list", "nothing-like-this")
+    assert rc == 2 and one_line_error(err)
+
+
+def test_verify_delegates(capsys, monkeypatch):
+    import ptxfp.hw
+    seen = {}
+
+    def fake(argv, prog=None):
+        seen["argv"], seen["prog"] = argv, prog
+        return 1
+    monkeypatch.setattr(ptxfp.hw, "main", fake)
+    assert main(["verify", "--forms", "fma.rn.bf16", "--help"]) == 1
+    assert seen == {"argv": ["--forms", "fma.rn.bf16", "--help"], "prog": "ptxfp verify"}
+
+
+def test_verify_without_harness(capsys, monkeypatch):
+    import ptxfp
+    monkeypatch.delattr(ptxfp, "hw", raising=False)
+    monkeypatch.setitem(sys.modules, "ptxfp.hw", None)           # makes the import fail
+    rc, _, err = cli(capsys, "verify", "--list")
+    assert rc == 2 and one_line_error(err) and "ptxfp.hw" in err
+
+
+@pytest.mark.parametrize("cmd", [[], ["eval"], ["check"], ["run"], ["list"]])
+def test_help_has_examples(capsys, cmd):
+    rc, out, _ = cli(capsys, *cmd, "--help")
+    assert rc == 0 and "examples:" in out and "usage: ptxfp" in out
+
+
+def test_subprocess_entry_point():
+    """Once through a real process: the console entry point's module, exit codes, stderr."""
+    ok = subprocess.run([sys.executable, "-m", "ptxfp.cli", "eval", "fma.rn.bf16", "0x3F82",
+                         "0x3FA0", "0x0001"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "0x3fa3" in ok.stdout, ok.stderr
+    bad = subprocess.run([sys.executable, "-m", "ptxfp.cli", "eval", "add.f16", "1.5"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and one_line_error(bad.stderr), bad.stderr
