@@ -368,9 +368,9 @@ _TYPE_RE = re.compile(r"\.(?:[subf](?:8|16|32|64)|f16x2|bf16|bf16x2|pred|tf32|e4
 
 
 class _Parser:
-    def __init__(self, text, kind):
+    def __init__(self, text, kind, toks=None):
         self.text = text
-        self.toks = tokenize(text)
+        self.toks = toks if toks is not None else tokenize(text)
         self.i = 0
         self.prog = Program(kind=kind, text=text)
         self.func = None
@@ -855,8 +855,9 @@ def read(text, *, mode="auto"):
         raise PtxSyntaxError(f"PTX text must be a string, got {type(text).__name__}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    bare = _strip_comments(text).strip()
+    toks = None
     if mode == "auto":
+        bare = _strip_comments(text).strip()
         if _SPELLING.fullmatch(bare.rstrip(";").strip()):
             mode = "spelling"
         else:
@@ -876,4 +877,4 @@ def read(text, *, mode="auto"):
         prog = Program(kind="spelling", text=text)
         prog.statements.append(Instr(w.text, [], None, None, w.line, w.col, w.text))
         return prog
-    return _Parser(text, mode).parse()
+    return _Parser(text, mode, toks).parse()
