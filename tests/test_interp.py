@@ -410,6 +410,43 @@ def test_guards_and_forward_branch():
     assert r.types["x"] == "f16" and r.threads == 4
 
 
+def test_block_scoped_registers_and_predicate_logic():
+    # PTX scopes .reg by block (nvcc's inline asm reuses names): the second 'lo' is another
+    # register, reported under its declaration's position.
+    text = """
+    .reg .b32 r;
+    { .reg .b16 lo, hi;
+      mov.b32 {lo, hi}, r;
+      add.f16 lo, lo, hi;
+      mov.b32 r, {lo, hi};
+    }
+    { .reg .b32 lo;
+      mov.b32 lo, r;
+    }
+    setp.eq.u32 p, r, 0;
+    not.pred np, p;
+    and.pred a, p, np;
+    or.pred o, p, np;
+    """
+    r = run_detailed(text, {"r": 0x3C003C00})                 # f16 1.0 in both halves
+    regs = r.registers
+    assert list(regs["r"]) == [0x3C004000] and list(regs["lo@8:17"]) == [0x3C004000]
+    assert list(regs["lo"]) == [0x4000] and r.declared["lo@8:17"] == "b32"
+    assert list(regs["a"]) == [False] and list(regs["o"]) == [True]
+    with pytest.raises(UninitializedRegister, match="lo@2:13"):
+        ptxfp.run("{ .reg .b16 lo; mov.b16 lo, 1; }\n{ .reg .b16 lo; mov.b16 x, lo; }")
+
+
+def test_many_threads():
+    n = 200_000
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 1 << 16, n, dtype=np.uint16)
+    text = "mov.u32 t, %tid.x;\nmul.wide.u32 o, t, 2;\nadd.f16 d, a, a;\nst.global.b16 [o], d;"
+    r = ptxfp.run(text, {"a": a}, memory=bytes(2 * n))
+    assert np.array_equal(r[MEMORY_KEY].view(np.uint16), r["d"])
+    assert np.array_equal(r["d"][:1000], f16_add_np(a[:1000], a[:1000]))
+
+
 def test_backward_branch_is_unsupported():
     with pytest.raises(UnsupportedInstruction, match="backwards") as e:
         ptxfp.run("L: add.f16 x, a, a;\nbra L;", {"a": 0})

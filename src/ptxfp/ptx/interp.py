@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -163,11 +163,49 @@ class _Prog:
         self.width = {}                                 # register -> width
         self.rtype = {}                                 # register -> declared / inferred type
         self.param_type = {}                            # params used by ld.param -> type
-        for name, d in self.declared.items():
-            if d.space == "reg" and d.type in WIDTH:
-                self.width[name] = WIDTH[d.type]
-                self.rtype[name] = d.type
-        self.steps = [_compile(self, s) for s in self.statements]
+        self._keys = {}                                 # id(Decl) -> register key
+        self.decl_of = {}                               # register key -> Decl
+        self.steps = [_compile(self, self.rename(s)) for s in self.statements]
+
+    def key(self, name, ins):
+        """The register a name means at `ins`: PTX scopes .reg by block, so a name declared
+        again in an inner block (nvcc's inline asm) is another register; it is reported as
+        'name@line:col' (its declaration) when the plain name is taken."""
+        d = ins.scope.lookup(name) if getattr(ins, "scope", None) is not None else None
+        if d is None:
+            d = self.declared.get(name)
+        if d is None or d.space != "reg":
+            return name
+        k = self._keys.get(id(d))
+        if k is None:
+            k = name if name not in self.decl_of else f"{name}@{d.line}:{d.col}"
+            self._keys[id(d)] = k
+            self.decl_of[k] = d
+            if d.type in WIDTH:
+                self.width[k] = WIDTH[d.type]
+                self.rtype[k] = d.type
+        return k
+
+    def rename(self, ins):
+        """`ins` with every register operand named by its key (see :meth:`key`)."""
+        def ren(op):
+            if isinstance(op, Reg):
+                k = self.key(op.name, ins)
+                return op if k == op.name else Reg(k, op.line, op.col)
+            if isinstance(op, Vec):
+                return Vec([ren(i) for i in op.items], op.line, op.col, op.brackets)
+            if isinstance(op, Addr) and op.base is not None:
+                return Addr(ren(op.base), op.offset, op.line, op.col)
+            return op
+        ops = [ren(o) for o in ins.operands]
+        pred = ins.predicate
+        if pred is not None:
+            k = self.key(pred.name, ins)
+            if k != pred.name:
+                pred = replace(pred, name=k)
+        if pred is ins.predicate and all(a is b for a, b in zip(ops, ins.operands)):
+            return ins
+        return replace(ins, operands=ops, predicate=pred)
 
     @property
     def types(self):
@@ -518,9 +556,25 @@ _INT_OPS = {
 }
 
 
+def _c_pred(prog, ins):
+    """and/or/xor/not on .pred."""
+    op = ins.opcode
+    n = 2 if op == "not" else 3
+    _nops(ins, n)
+    reads, writes = [], []
+    srcs = [_src(prog, ins, o, "pred", reads) for o in ins.operands[1:]]
+    d = _dst(prog, ins, ins.operands[0], "pred", writes)
+    f = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor,
+         "not": np.logical_not}[op]
+    return _Step(ins, lambda st: st.write(d, "pred", f(*[x(st) for x in srcs])), reads, writes)
+
+
 def _c_int(prog, ins):
     """Integer add/sub/mul(.lo/.wide)/mad(.lo/.wide)/min/max/and/or/xor/not/neg/shl/shr."""
     types = _types_of(ins)
+    if types == ["pred"] and ins.opcode in ("and", "or", "xor", "not") and \
+            ins.suffixes == ("pred",):
+        return _c_pred(prog, ins)
     if len(types) != 1 or types[0] not in WIDTH or types[0][0] not in "bsu" or \
             types[0] in ("bf16", "b8", "u8", "s8"):
         raise _unsupported(ins, "integer forms take one .b/.u/.s 16/32/64 type")
@@ -746,9 +800,13 @@ def _c_ldst(prog, ins):
             for k, v in enumerate(vals):
                 bits = v(st)
                 by = _to_le(bits, w)                   # (n, nbytes)
-                pos = idx[:, None] + (k * nbytes + np.arange(nbytes))
-                for i in np.nonzero(m)[0]:             # thread order: the last writer wins
-                    st.mem[pos[i]] = by[i]
+                pos = (idx[:, None] + (k * nbytes + np.arange(nbytes)))[m].ravel()
+                by = by[m].ravel()
+                if np.unique(pos).size == pos.size:
+                    st.mem[pos] = by
+                else:                                   # overlaps: in thread order, the last
+                    for i in range(0, pos.size, nbytes):     # writer wins
+                        st.mem[pos[i:i + nbytes]] = by[i:i + nbytes]
         else:
             for k, o in enumerate(outs):
                 pos = idx[:, None] + (k * nbytes + np.arange(nbytes))
@@ -1034,8 +1092,7 @@ def run_detailed(text, inputs=None, *, memory=None, threads=None, entry=None):
         step.run(st)
     regs = {k: v for k, v in st.regs.items()}
     return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
-                     declared={k: (d.type if d.space == "reg" else None)
-                               for k, d in prog.declared.items()},
+                     declared={k: d.type for k, d in prog.decl_of.items()},
                      read_as=prog.read_as)
 
 
