@@ -107,8 +107,13 @@ def parse(spelling):
     roundings, mods, types = [], set(), []
     for t in rest:
         if t in isa.ROUNDINGS or t in ("rna", "rs"):
+            if roundings:
+                _fail(text, "." + t, "multiple-rounding",
+                      f"multiple rounding modifiers specified ('.{roundings[0]}' and '.{t}')")
             roundings.append(t)
         elif t in isa.MODIFIERS:
+            if t in mods and t not in isa.REPEATABLE:
+                _fail(text, "." + t, "duplicate-modifier", f"duplicate .{t} modifier")
             mods.add(t)
         elif t in TYPES:
             types.append(t)
@@ -123,9 +128,6 @@ def parse(spelling):
         _fail(text, "." + ".".join(types), "illegal-type",
               f"illegal type '.{'.'.join(types)}' for instruction '{opcode}' "
               f"(allowed: {', '.join(ok)})")
-    if len(set(roundings)) > 1:
-        _fail(text, "." + roundings[1], "rounding-conflict",
-              f"conflicting rounding modifiers {_dotted(sorted(set(roundings)))}")
     rnd = roundings[0] if roundings else None
     tname = "." + ".".join(types)
     if rnd is not None and not any(rnd in r.roundings for r in rows):
