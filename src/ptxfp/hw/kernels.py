@@ -1,0 +1,218 @@
+"""PTX text for the hardware harness: one kernel per instruction form.
+
+Every kernel has the same signature, ``(a, b, c, d, n)``: four pointers to global arrays and an
+element count.  Thread ``i`` (the global thread index) loads ``a[i]``, ``b[i]``, ``c[i]`` with
+``ld.global.b16``/``ld.global.b32``, runs the instruction under test and stores ``d[i]``.  A form
+that does not use an operand (``add`` has no c, mixed ``add`` has no b) simply ignores it.
+
+A form the GPU cannot run natively (the mixed-precision ``.f32.f16``/``.f32.bf16`` forms need
+sm_100; the lent GPUs are sm_90) is run through its defined decomposition: ``cvt.f32.f16`` or
+``cvt.f32.bf16`` of a (and b), which is exact, then ``add``/``sub``/``fma`` with the same rounding
+and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  Such a kernel is labelled
+``decomposed``; it checks ptxfp's reading of the mixed forms, not sm_100 silicon.
+"""
+
+from dataclasses import dataclass
+
+from ..spelling import Instruction, parse
+
+#: default GPU architecture: the lent GPUs are H100/H200 (sm_90)
+DEFAULT_SM = 90
+
+#: the PTX ISA version that first knows each target (PTX ISA manual, "Release notes")
+TARGET_PTX = {
+    50: (4, 0), 52: (4, 1), 53: (4, 2), 60: (5, 0), 61: (5, 0), 62: (5, 0), 70: (6, 0),
+    72: (6, 1), 75: (6, 3), 80: (7, 0), 86: (7, 1), 87: (7, 4), 89: (7, 8), 90: (7, 8),
+    100: (8, 6), 101: (8, 6), 103: (8, 8), 120: (8, 7), 121: (8, 8),
+}
+
+#: name of the entry in every generated module
+ENTRY = "ptxfp_form"
+#: threads per block used by the runners
+BLOCK = 256
+
+
+def _target_ptx(sm):
+    known = [s for s in TARGET_PTX if s <= sm]
+    return TARGET_PTX[max(known)] if known else (4, 0)
+
+
+def _width(fmt):
+    return 16 if fmt in ("f16", "bf16") else 32
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One generated PTX module and what a runner needs to know to launch it."""
+    spelling: str          #: the form under test (canonical spelling)
+    mode: str              #: 'native', 'decomposed', or 'probe' (a helper kernel of a probe)
+    sm: int                #: the .target it is written for
+    version: tuple         #: the .version it declares
+    ptx: str
+    widths: tuple          #: bit widths of (a, b, c, d) in memory; 0 = not used
+    body: tuple            #: the instruction lines between the loads and the store
+
+    @property
+    def target(self):
+        return "sm_%d" % self.sm
+
+    @property
+    def version_str(self):
+        return "%d.%d" % self.version
+
+    @property
+    def entry(self):
+        return ENTRY
+
+    @property
+    def operands(self):
+        """Names of the source operands the kernel reads, in (a, b, c) order."""
+        return tuple(n for n, w in zip("abc", self.widths[:3]) if w)
+
+
+def native_sm_needed(ins):
+    return ins.min_sm
+
+
+def can_run_natively(ins, sm):
+    """Whether a GPU of compute capability ``sm`` (e.g. 90) runs ``ins`` as written."""
+    return sm >= ins.min_sm and not (ins.min_sm >= 100 and sm < 100)
+
+
+def _module(spelling, mode, sm, version, widths, body):
+    """Assemble the full PTX text around ``body`` (instruction lines on %a %b %c -> %d)."""
+    names = ("a", "b", "c", "d")
+    regs = []
+    for n, w in zip(names, widths):
+        if w:
+            regs.append(f"    .reg .b{w} %{n};")
+    loads, stores = [], []
+    for k, (n, w) in enumerate(zip(names, widths)):
+        if not w:
+            continue
+        nbytes = w // 8
+        if n == "d":
+            stores += [f"    mul.wide.u32 %off, %i, {nbytes};",
+                       f"    add.s64 %ptr, %gd, %off;",
+                       f"    st.global.b{w} [%ptr], %d;"]
+        else:
+            loads += [f"    mul.wide.u32 %off, %i, {nbytes};",
+                      f"    add.s64 %ptr, %g{n}, %off;",
+                      f"    ld.global.b{w} %{n}, [%ptr];"]
+    lines = [
+        f"// ptxfp hardware harness: {spelling} ({mode})",
+        f".version {version[0]}.{version[1]}",
+        f".target sm_{sm}",
+        ".address_size 64",
+        "",
+        f".visible .entry {ENTRY}(",
+        "    .param .u64 param_a,",
+        "    .param .u64 param_b,",
+        "    .param .u64 param_c,",
+        "    .param .u64 param_d,",
+        "    .param .u32 param_n",
+        ")",
+        "{",
+        "    .reg .pred %done;",
+        "    .reg .b32 %i, %n, %bid, %bdim, %tx;",
+        "    .reg .b64 %ga, %gb, %gc, %gd, %off, %ptr;",
+        *regs,
+        "    .reg .f32 %fa, %fb, %fc, %fd;",
+        "",
+        "    ld.param.u64 %ga, [param_a];",
+        "    ld.param.u64 %gb, [param_b];",
+        "    ld.param.u64 %gc, [param_c];",
+        "    ld.param.u64 %gd, [param_d];",
+        "    ld.param.u32 %n, [param_n];",
+        "    mov.u32 %bid, %ctaid.x;",
+        "    mov.u32 %bdim, %ntid.x;",
+        "    mov.u32 %tx, %tid.x;",
+        "    mad.lo.u32 %i, %bid, %bdim, %tx;",
+        "    setp.ge.u32 %done, %i, %n;",
+        "    @%done bra $L_done;",
+        "    cvta.to.global.u64 %ga, %ga;",
+        "    cvta.to.global.u64 %gb, %gb;",
+        "    cvta.to.global.u64 %gc, %gc;",
+        "    cvta.to.global.u64 %gd, %gd;",
+        *loads,
+        *("    " + b for b in body),
+        *stores,
+        "$L_done:",
+        "    ret;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _version_for(min_ptx, sm):
+    return max(tuple(min_ptx), _target_ptx(sm))
+
+
+def _widths(ins):
+    names = ins.operand_names
+    fmts = dict(zip(names, ins.operand_formats))
+    return tuple(_width(fmts[n]) if n in fmts else 0 for n in "abc") + (_width(ins.dtype),)
+
+
+def native_kernel(spelling, sm=DEFAULT_SM):
+    """The kernel that runs the form as written, for a GPU of compute capability ``sm``."""
+    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    sm = max(sm, ins.min_sm)
+    version = _version_for(ins.min_ptx, sm)
+    ops = ", ".join(["%d"] + ["%" + n for n in ins.operand_names])
+    body = (f"{ins} {ops};",)
+    return Kernel(str(ins), "native", sm, version,
+                  _module(str(ins), "native", sm, version, _widths(ins), body),
+                  _widths(ins), body)
+
+
+#: cvt.f32.bf16 needs PTX ISA 7.8 / sm_90; cvt.f32.f16 is as old as f16 itself
+_CVT_REQ = {"f16": ((4, 2), 53), "bf16": ((7, 8), 90)}
+
+
+def decomposed_kernel(spelling, sm=DEFAULT_SM):
+    """The kernel that runs a mixed-precision form through its definition on .f32:
+    exact ``cvt.f32.{atype}`` of a (and b), then ``{op}.{rnd}{.sat}.f32`` (no .ftz)."""
+    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    if not ins.mixed:
+        raise ValueError(f"'{ins}' is not a mixed-precision form; it has no decomposition")
+    ptx_req, sm_req = _CVT_REQ[ins.atype]
+    sm = max(sm, sm_req)
+    version = _version_for(ptx_req, sm)
+    sat = ".sat" if ins.sat else ""
+    op = f"{ins.opcode}.{ins.rounding}{sat}.f32"
+    body = [f"cvt.f32.{ins.atype} %fa, %a;"]
+    if ins.opcode == "fma":
+        body += [f"cvt.f32.{ins.atype} %fb, %b;", "mov.b32 %fc, %c;",
+                 f"{op} %fd, %fa, %fb, %fc;"]
+    else:
+        body += ["mov.b32 %fc, %c;", f"{op} %fd, %fa, %fc;"]
+    body.append("mov.b32 %d, %fd;")
+    body = tuple(body)
+    return Kernel(str(ins), "decomposed", sm, version,
+                  _module(str(ins), "decomposed", sm, version, _widths(ins), body),
+                  _widths(ins), body)
+
+
+def kernel_for(spelling, sm=DEFAULT_SM):
+    """The kernel a GPU of compute capability ``sm`` runs for the form: native where it can,
+    else the decomposition (mixed-precision forms)."""
+    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    if can_run_natively(ins, sm):
+        return native_kernel(ins, sm)
+    if ins.mixed:
+        return decomposed_kernel(ins, sm)
+    raise ValueError(f"'{ins}' needs sm_{ins.min_sm}; this GPU is sm_{sm}")
+
+
+def widen_kernel(atype, sm=DEFAULT_SM):
+    """Probe helper: ``cvt.f32.{atype} d, a`` alone (what the widening does to NaN payloads)."""
+    ptx_req, sm_req = _CVT_REQ[atype]
+    sm = max(sm, sm_req)
+    version = _version_for(ptx_req, sm)
+    body = (f"cvt.f32.{atype} %fa, %a;", "mov.b32 %d, %fa;")
+    name = f"cvt.f32.{atype}"
+    widths = (16, 0, 0, 32)
+    return Kernel(name, "probe", sm, version, _module(name, "probe", sm, version, widths, body),
+                  widths, body)

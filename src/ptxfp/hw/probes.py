@@ -1,0 +1,587 @@
+"""Probes: small sets of vectors that settle the open policies of ptxfp (policy.py) on a GPU.
+
+Each probe runs one form on a handful of inputs chosen so that the settings of one policy field
+(or a grid of two) predict different bits.  The predictions are ptxfp's own, computed under
+``ptxfp.policy.using(...)`` for each setting; the GPU's bits then pick the setting that holds.
+A probe whose settings all predict the same bits decides nothing and is not built.
+
+Families (``probes()`` builds them all from the instruction table):
+
+- ``nan/<form>``: NaN inputs with payloads, negative and signalling NaNs, and NaNs made from
+  non-NaN inputs (inf - inf, 0 * inf) -> ``canonical_nan16`` / ``canonical_nan32``.
+- ``ftz-tininess/<form>``: products whose exact value is below the smallest normal but round up
+  to it -> ``ftz_tininess``; one input (exactly 2**-14 - 2**-25) also tells the model's
+  "after rounding" (the rounded result is compared) from IEEE's (rounding to the precision with
+  an unbounded exponent), which the Policy cannot express.
+- ``sat-minus-zero/<form>``, ``relu-minus-zero/<form>``: exact -0.0 results (x + -x under .rm,
+  -1 * +0, tiny negative products) -> ``sat_minus_zero_to_plus`` / ``relu_minus_zero_to_plus``.
+- ``oob-sign-c/<form>``: 0xFFF7 in a or b, 0x7FF7 and 0xFFF7 in c -> the grid of
+  ``oob_ignores_sign`` x ``oob_tests_c``.
+- ``oob-other-nans/<form>``: other NaNs in a and b (fixed rule: only the OOB-NaN clamps).
+- ``widen-nan/cvt.f32.f16``, ``widen-nan/cvt.f32.bf16``: the f16/bf16 -> f32 widening of the
+  mixed forms on NaN payloads (what the decomposed kernels feed their .f32 operation).
+"""
+
+import contextlib
+import threading
+from dataclasses import asdict, dataclass, field, fields as dc_fields
+
+import numpy as np
+
+from .. import isa, policy
+from ..execute import execute
+from ..spelling import parse
+from .kernels import kernel_for, widen_kernel
+from .runner import KernelError, model_widen
+
+# ---- the model on a few vectors, whatever the policy (one compiled lane, no per-form build) --
+
+
+def model(spelling, vectors):
+    """ptxfp's results for ``vectors`` (a list of operand tuples) under the policy in force."""
+    ins = parse(spelling)
+    cols = [np.array([v[k] for v in vectors],
+                     dtype=np.uint32 if f not in ("f16", "bf16") else np.uint16)
+            for k, f in enumerate(ins.operand_formats)]
+    with _interpreted_kernels():
+        return np.asarray(execute(ins, *cols)).reshape(-1)
+
+
+_swap_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _interpreted_kernels():
+    """Run execute() with each form's kernel loop interpreted (``py_func``) around the compiled
+    lane function, instead of compiling one Numba kernel per (form, policy): a probe has a few
+    dozen vectors but needs every setting of a policy, and each compiled kernel costs seconds.
+    Same code, same bits; falls back to the compiled path if kernels.py no longer fits."""
+    from .. import kernels
+    build, original = getattr(kernels, "_build", None), getattr(kernels, "kernel_for", None)
+    if build is None or original is None:
+        yield
+        return
+
+    def interpreted(spec):
+        try:
+            k = build(spec)
+            return getattr(k, "py_func", None) or original(spec)
+        except Exception:
+            return original(spec)
+
+    with _swap_lock:
+        kernels.kernel_for = interpreted
+        try:
+            yield
+        finally:
+            kernels.kernel_for = original
+
+
+# ---- probe definitions ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Setting:
+    label: str
+    changes: tuple = ()          #: policy changes as ((field, value), ...); () = policy in force
+    predictor: object = None     #: optional f(probe) -> bits, for readings the Policy lacks
+
+    @property
+    def policy_changes(self):
+        return dict(self.changes)
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    fields: tuple                #: Policy fields this probe decides (() = a fixed rule's check)
+    question: str
+    spelling: str                #: the form run (or cvt.f32.{f16,bf16} for widening probes)
+    vectors: tuple               #: operand tuples in PTX order
+    settings: tuple              #: Setting, ...
+    kind: str = "form"           #: 'form' or 'widen'
+
+    def operands(self):
+        if self.kind == "widen":
+            return {"a": np.array([v[0] for v in self.vectors], np.uint16)}
+        ins = parse(self.spelling)
+        return {n: np.array([v[k] for v in self.vectors],
+                            dtype=np.uint16 if f in ("f16", "bf16") else np.uint32)
+                for k, (n, f) in enumerate(zip(ins.operand_names, ins.operand_formats))}
+
+    def kernel(self, sm):
+        if self.kind == "widen":
+            return widen_kernel(self.spelling.rsplit(".", 1)[1], sm)
+        return kernel_for(self.spelling, sm)
+
+    def predict(self, setting):
+        if setting.predictor is not None:
+            return np.asarray(setting.predictor(self))
+        with policy.using(**setting.policy_changes):
+            if self.kind == "widen":
+                return _convert_model(self.spelling, self.operands()["a"])
+            return model(self.spelling, self.vectors)
+
+    def predictions(self):
+        return {s.label: self.predict(s) for s in self.settings}
+
+    def current(self):
+        """The prediction of the policy in force (what ptxfp says today)."""
+        if self.kind == "widen":
+            return _convert_model(self.spelling, self.operands()["a"])
+        return model(self.spelling, self.vectors)
+
+    def informative(self):
+        preds = list(self.predictions().values())
+        return any(not np.array_equal(preds[0], p) for p in preds[1:])
+
+
+def _ins(s):
+    return parse(s)
+
+
+_ONE = {"f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000}
+_NEG_ONE = {"f16": 0xBC00, "bf16": 0xBF80, "f32": 0xBF800000}
+_INF = {"f16": 0x7C00, "bf16": 0x7F80, "f32": 0x7F800000}
+_MZERO = {"f16": 0x8000, "bf16": 0x8000, "f32": 0x80000000}
+#: NaN inputs per format: payloads (quiet), negative, signalling, the format's default NaN, and
+#: the OOB-NaN 0x7FF7 / 0xFFF7 (left out of the .oob forms' NaN probes: those are OOB there)
+_NANS = {
+    "f16": (0x7FF6, 0xFFF6, 0x7C01, 0xFC01, 0x7E00, 0x7E55, 0x7FF7, 0xFFF7),
+    "bf16": (0x7FF6, 0xFFF6, 0x7F81, 0xFF81, 0x7FC0, 0x7FD5, 0x7FF7, 0xFFF7),
+    "f32": (0x7FC00123, 0xFFC00123, 0x7F800001, 0xFF800001, 0x7FC00000, 0x7FFFE000),
+}
+_OOB = (0x7FF7, 0xFFF7)
+_NAN_FMT_VALUES = {"f16": (0x7E00, 0xFFFF), "bf16": (0x7FC0, 0xFFFF),
+                   "f32": (0x7FC00000, 0xFFFFFFFF)}
+
+
+def _fmts(ins):
+    """Lane format of each operand in PTX order ('f32' for a mixed form's c)."""
+    return tuple("f32" if (ins.mixed and n == "c") else ins.lane_format
+                 for n in ins.operand_names)
+
+
+def _lanes(ins, lane_vectors, filler=None):
+    """Lane-level operand tuples -> form operand tuples.  Packed forms put each lane vector in
+    lane 0 with ``filler`` (default 1.0 op 1.0 ...) in lane 1, and again the other way round."""
+    if ins.lanes == 1:
+        return list(lane_vectors)
+    fill = filler or tuple(_ONE[f] for f in _fmts(ins))
+    out = []
+    for v in lane_vectors:
+        out.append(tuple(x | (y << 16) for x, y in zip(v, fill)))
+        out.append(tuple(y | (x << 16) for x, y in zip(v, fill)))
+    return out
+
+
+def _nan_probe(s):
+    ins = _ins(s)
+    fmts = _fmts(ins)
+    one = [_ONE[f] for f in fmts]
+    vecs = []
+    for k, f in enumerate(fmts):
+        for nan in _NANS[f]:
+            if ins.oob and nan in _OOB:
+                continue
+            v = list(one)
+            v[k] = nan
+            vecs.append(tuple(v))
+    # two NaNs with different payloads (which one wins, if any)
+    if len(fmts) >= 2:
+        v = list(one)
+        v[0], v[1] = _NANS[fmts[0]][0], _NANS[fmts[1]][2]
+        vecs.append(tuple(v))
+        v[0], v[1] = _NANS[fmts[0]][2], _NANS[fmts[1]][0]
+        vecs.append(tuple(v))
+    # NaNs from non-NaN operands
+    inf, ninf = _INF[fmts[0]], _INF[fmts[0]] | _MZERO[fmts[0]]
+    last = fmts[-1]
+    if ins.opcode == "add":
+        vecs.append((inf, _INF[last] | _MZERO[last]))
+    elif ins.opcode == "sub":
+        vecs.append((inf, _INF[last]))
+    elif ins.opcode == "mul":
+        vecs += [(0, inf), (ninf, 0)]
+    else:
+        vecs += [(0, inf, _ONE[last]), (inf, _ONE[fmts[1]], _INF[last] | _MZERO[last])]
+    vecs = _lanes(ins, vecs)
+    fld = "canonical_nan32" if ins.result_format == "f32" else "canonical_nan16"
+    cur = getattr(policy.current(), fld)
+    values = [cur] + [v for v in _NAN_FMT_VALUES[ins.result_format] if v != cur]
+    width = 8 if fld == "canonical_nan32" else 4
+    settings = tuple(Setting("0x%0*X" % (width, v), ((fld, v),)) for v in values)
+    return Probe(f"nan/{ins}", (fld,),
+                 f"Which NaN does {ins} return for NaN inputs (payloads, negative, signalling) "
+                 "and for NaNs it makes itself?", str(ins), tuple(vecs), settings)
+
+
+def _words(vs):
+    return tuple(tuple(v) for v in vs)
+
+
+#: f16 products whose exact value lies in [2**-14 - 2**-26, 2**-14): below the smallest normal,
+#: rounding up to it under every reading of "after rounding"
+_FTZ_UP = ((0x21A8, 0x1DA8), (0x1DA8, 0x21A8))
+#: exactly 2**-14 - 2**-25: rounds (ties-to-even on the subnormal grid) to 2**-14, but is tiny
+#: under IEEE's "after rounding" (it fits in 11 bits with an unbounded exponent)
+_FTZ_IEEE = (0x3BFF, 0x0400)
+
+
+def _ftz_probe(s):
+    ins = _ins(s)
+    if ins.opcode not in ("mul", "fma"):
+        return None        # sums of f16 normals are exact below 2**-14: no such input exists
+    base = list(_FTZ_UP) + [(a | 0x8000, b) for a, b in _FTZ_UP] + [_FTZ_IEEE]
+    if ins.opcode == "fma":
+        base = [v + (0,) for v in base] + [v + (0x8000,) for v in base[:2]]
+    vecs = _lanes(ins, base)
+    ieee_at = [i for i, v in enumerate(vecs)
+               if any(((x >> (16 * l)) & 0xFFFF, (y >> (16 * l)) & 0xFFFF) == _FTZ_IEEE
+                      for l in range(ins.lanes) for x, y in [v[:2]])]
+
+    def ieee_after(probe):
+        # the after-rounding prediction, with the 2**-14 - 2**-25 lanes flushed as before-rounding
+        after = probe.predict(probe.settings[0])
+        before = probe.predict(probe.settings[1])
+        out = after.copy()
+        out[ieee_at] = before[ieee_at]
+        return out
+
+    settings = (
+        Setting("after_rounding", (("ftz_tininess", policy.TININESS_AFTER),)),
+        Setting("before_rounding", (("ftz_tininess", policy.TININESS_BEFORE),)),
+        Setting("IEEE after rounding (unbounded exponent; not in Policy)", (), ieee_after),
+    )
+    return Probe(f"ftz-tininess/{ins}", ("ftz_tininess",),
+                 f"Does {ins} flush an exact result below 2^-14 that rounds up to 2^-14?",
+                 str(ins), _words(vecs), settings)
+
+
+def _minus_zero_vectors(ins):
+    """Lane vectors with an exact -0.0 result (before .sat/.relu)."""
+    f = _fmts(ins)
+    one, mone, mz = _ONE[f[0]], _NEG_ONE[f[0]], _MZERO[f[0]]
+    lastz = _MZERO[f[-1]]
+    tiny = 0x0001
+    if ins.opcode == "add":
+        v = [(mz, lastz)]
+        if ins.rounding == "rm":
+            v.append((one, _NEG_ONE[f[-1]]))
+    elif ins.opcode == "sub":
+        v = [(mz, 0)]
+        if ins.rounding == "rm":
+            v.append((one, _ONE[f[-1]]))
+    elif ins.opcode == "mul":
+        v = [(mone, 0), (0, mone)]
+        if not ins.ftz:
+            v.append((tiny | 0x8000, tiny))      # underflows to -0 under .rn
+    else:
+        v = [(mone, 0, lastz), (0, mone, lastz)]
+        if ins.rounding == "rm":
+            v.append((one, one, _NEG_ONE[f[-1]]))
+        if not ins.mixed and not ins.ftz and ins.rounding in ("rn", "rz", "rp"):
+            v.append((tiny | 0x8000, tiny, mz))  # a tiny negative product rounds to -0
+    return v
+
+
+def _zero_probe(s, mod):
+    ins = _ins(s)
+    fld = {"sat": "sat_minus_zero_to_plus", "relu": "relu_minus_zero_to_plus"}[mod]
+    vecs = _lanes(ins, _minus_zero_vectors(ins))
+    settings = (Setting("-0.0 -> +0.0", ((fld, True),)), Setting("-0.0 stays -0.0", ((fld, False),)))
+    return Probe(f"{mod}-minus-zero/{ins}", (fld,),
+                 f"Does .{mod} turn a -0.0 result of {ins} into +0.0?", str(ins),
+                 _words(vecs), settings)
+
+
+def _oob_probe(s):
+    ins = _ins(s)
+    f = ins.lane_format
+    one = _ONE[f]
+    base = [(0x7FF7, one, one), (0xFFF7, one, one), (one, 0xFFF7, one), (one, one, 0x7FF7),
+            (one, one, 0xFFF7)]
+    vecs = _lanes(ins, base)
+    grid = []
+    for sign in (True, False):
+        for c in (False, True):
+            grid.append(Setting(f"ignores_sign={sign}, tests_c={c}",
+                                (("oob_ignores_sign", sign), ("oob_tests_c", c))))
+    return Probe(f"oob-sign-c/{ins}", ("oob_ignores_sign", "oob_tests_c"),
+                 f"Is 0xFFF7 an OOB-NaN for {ins}, and is c tested?", str(ins), _words(vecs),
+                 tuple(grid))
+
+
+_OTHER_NANS = {"f16": (0x7FF6, 0x7FFF, 0x7E00, 0x7C01, 0x7DF7, 0xFE00, 0x7FF5),
+               "bf16": (0x7FF6, 0x7FFF, 0x7FC0, 0x7F81, 0x7FB7, 0xFFC0, 0x7FF5)}
+
+
+def _oob_other_probe(s):
+    ins = _ins(s)
+    f = ins.lane_format
+    one = _ONE[f]
+    base = [(n, one, one) for n in _OTHER_NANS[f]] + [(one, n, one) for n in _OTHER_NANS[f][:3]]
+    vecs = _lanes(ins, base)
+
+    def every_nan(probe):
+        out = probe.predict(probe.settings[0]).copy()
+        for i, v in enumerate(probe.vectors):
+            for lane in range(ins.lanes):
+                sh = 16 * lane
+                x, y = (v[0] >> sh) & 0xFFFF, (v[1] >> sh) & 0xFFFF
+                if _is_nan16(x, f) or _is_nan16(y, f):
+                    out[i] &= ~np.array(0xFFFF << sh, out.dtype)
+        return out
+
+    settings = (Setting("only 0x7FF7 (and 0xFFF7 per policy) clamps (model)"),
+                Setting("every NaN in a or b clamps to +0", (), every_nan))
+    return Probe(f"oob-other-nans/{ins}", (),
+                 f"Does {ins} clamp NaNs other than the OOB-NaN?", str(ins), _words(vecs),
+                 settings)
+
+
+def _is_nan16(h, fmt):
+    return (h & 0x7FFF) > (0x7C00 if fmt == "f16" else 0x7F80)
+
+
+def _convert_model(spelling, a):
+    """ptxfp's cvt on ``a`` under the policy in force (None if this ptxfp has no cvt model)."""
+    try:
+        from ..convert import convert
+    except ImportError:
+        return None
+    return np.asarray(convert(spelling, a)).reshape(-1).astype(np.uint32)
+
+
+def _widen_probe(atype):
+    vals = (_NANS[atype][:6] + (0x7FF7, 0xFFF7, 0x7FFF, 0xFFFF) +
+            (0x0001, 0x8001, _ONE[atype], _INF[atype], 0))
+    name = f"cvt.f32.{atype}"
+    ieee = Setting("payload kept, quiet bit set (IEEE; not in Policy)", (),
+                   lambda p: model_widen(atype, p.operands()["a"]))
+    if _convert_model(name, np.zeros(1, np.uint16)) is None:
+        settings = (ieee,
+                    Setting("payload kept as is", (),
+                            lambda p: model_widen(atype, p.operands()["a"], quiet=False)),
+                    Setting("canonical 0x7FFFFFFF", (),
+                            lambda p: _canonical_widen(atype, p.operands()["a"])))
+        fields = ()
+    else:
+        settings = (Setting("canonical", (("widen_nan", "canonical"),)),
+                    Setting("payload", (("widen_nan", "payload"),)), ieee)
+        fields = ("widen_nan",)
+    return Probe(f"widen-nan/{name}", fields,
+                 f"What does the exact widening {name} (the first step of the mixed forms' "
+                 "decomposition) do to NaN payloads?", name,
+                 tuple((v,) for v in vals), settings, kind="widen")
+
+
+def _canonical_widen(atype, a):
+    out = model_widen(atype, a)
+    nan = (out & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, np.uint32(0x7FFFFFFF), out).astype(np.uint32)
+
+
+def probes(spellings=None):
+    """Every probe for the forms in ``spellings`` (default: the whole table), informative ones
+    only (some settings must predict different bits)."""
+    forms = spellings if spellings is not None else isa.canonical_spellings()
+    out = []
+    for s in forms:
+        ins = _ins(s)
+        cands = [_nan_probe(s)]
+        if ins.ftz:
+            cands.append(_ftz_probe(s))
+        if ins.sat:
+            cands.append(_zero_probe(s, "sat"))
+        if ins.relu:
+            cands.append(_zero_probe(s, "relu"))
+        if ins.oob:
+            cands += [_oob_probe(s), _oob_other_probe(s)]
+        out += [p for p in cands if p is not None]
+    if spellings is None or any(_ins(s).mixed for s in forms):
+        out += [_widen_probe("f16"), _widen_probe("bf16")]
+    return out
+
+
+def informative(probe_list):
+    return [p for p in probe_list if p.informative()]
+
+
+# ---- running and judging ----------------------------------------------------------------------
+
+
+@dataclass
+class ProbeResult:
+    name: str
+    fields: tuple
+    question: str
+    spelling: str
+    mode: str = ""
+    target: str = ""
+    vectors: list = field(default_factory=list)      #: [{'a': '0x..', ...}]
+    measured: list = field(default_factory=list)     #: hex
+    predictions: dict = field(default_factory=dict)  #: label -> hex list
+    current: list = None                             #: the policy in force's prediction (hex)
+    matches: list = field(default_factory=list)      #: labels matching bit for bit
+    nan_matches: list = field(default_factory=list)  #: labels matching up to NaN bits
+    verdict: str = ""
+    decided: dict = field(default_factory=dict)      #: field -> measured value
+    agrees: bool = None                              #: measured == the current prediction
+    error: str = None
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def _hexs(arr, width):
+    return ["0x%0*X" % (width // 4, int(x)) for x in np.asarray(arr).reshape(-1)]
+
+
+def _nan_mask(bits, fmt, lanes):
+    """Per element: an array of lane masks where the lane is a NaN."""
+    bits = np.asarray(bits).astype(np.uint64)
+    if fmt == "f32":
+        return np.where((bits & 0x7FFFFFFF) > 0x7F800000, np.uint64(0xFFFFFFFF), np.uint64(0))
+    inf = 0x7C00 if fmt == "f16" else 0x7F80
+    m = np.zeros_like(bits)
+    for lane in range(lanes):
+        h = (bits >> np.uint64(16 * lane)) & np.uint64(0xFFFF)
+        m |= np.where((h & np.uint64(0x7FFF)) > np.uint64(inf),
+                      np.uint64(0xFFFF << (16 * lane)), np.uint64(0))
+    return m
+
+
+def same_up_to_nan(x, y, fmt, lanes):
+    """x and y equal, where a NaN lane matches any NaN lane."""
+    mx, my = _nan_mask(x, fmt, lanes), _nan_mask(y, fmt, lanes)
+    x64, y64 = np.asarray(x).astype(np.uint64), np.asarray(y).astype(np.uint64)
+    return bool(np.all((mx == my) & ((x64 & ~mx) == (y64 & ~my))))
+
+
+def _result_format(probe):
+    if probe.kind == "widen":
+        return "f32", 1, 32
+    ins = parse(probe.spelling)
+    width = 16 if ins.dtype in ("f16", "bf16") else 32
+    return ins.result_format, ins.lanes, width
+
+
+def judge(probe, measured):
+    """Compare measured bits with every setting's prediction; a ProbeResult with the verdict."""
+    fmt, lanes, width = _result_format(probe)
+    measured = np.asarray(measured).reshape(-1)
+    preds = probe.predictions()
+    settings = list(probe.settings)
+    # NaN probes: when every NaN the GPU returned is one pattern, that pattern is a setting too
+    if probe.name.startswith("nan/"):
+        fld = probe.fields[0]
+        seen = set()
+        cur = probe.current()
+        mask = _nan_mask(cur, fmt, lanes)
+        for m, b in zip(mask, measured.astype(np.uint64)):
+            for lane in range(lanes if fmt != "f32" else 1):
+                lm = (int(m) >> (16 * lane)) & (0xFFFF if fmt != "f32" else 0xFFFFFFFF)
+                if lm:
+                    seen.add((int(b) >> (16 * lane)) & lm)
+        known = {dict(s.changes)[fld] for s in settings}
+        if len(seen) == 1 and (v := seen.pop()) not in known \
+                and int(_nan_mask(np.array([v]), fmt, 1)[0]):
+            s = Setting("0x%0*X" % (8 if fmt == "f32" else 4, v), ((fld, v),))
+            settings.append(s)
+            preds[s.label] = probe.predict(s)
+    r = ProbeResult(probe.name, tuple(probe.fields), probe.question, probe.spelling)
+    ops = probe.operands()
+    ins_w = {n: (16 if x.dtype == np.uint16 else 32) for n, x in ops.items()}
+    r.vectors = [{n: "0x%0*X" % (ins_w[n] // 4, int(ops[n][i])) for n in ops}
+                 for i in range(len(probe.vectors))]
+    r.measured = _hexs(measured, width)
+    r.predictions = {k: _hexs(v, width) for k, v in preds.items()}
+    cur = probe.current()
+    if cur is not None:
+        r.current = _hexs(cur, width)
+        r.agrees = bool(np.array_equal(cur, measured))
+    r.matches = [s.label for s in settings if np.array_equal(preds[s.label], measured)]
+    r.nan_matches = [s.label for s in settings
+                     if same_up_to_nan(preds[s.label], measured, fmt, lanes)]
+    by_label = {s.label: s for s in settings}
+    pick = None
+    if len(r.matches) == 1:
+        pick = r.matches[0]
+        r.verdict = pick
+    elif len(r.matches) > 1:
+        r.verdict = "undecided: " + " | ".join(r.matches) + " all fit"
+    elif len(r.nan_matches) == 1:
+        pick = r.nan_matches[0]
+        r.verdict = f"{pick} (up to the NaN bits: see the nan/ probes)"
+    else:
+        r.verdict = "none of the settings: the GPU does something the model cannot express"
+    if pick is not None:
+        s = by_label[pick]
+        if s.changes:
+            r.decided = {k: v for k, v in s.changes}
+        elif s.predictor is not None and probe.fields:
+            r.verdict += " (no Policy value says this)"
+    return r
+
+
+def run_probe(runner, probe):
+    """Run one probe on the GPU and judge it."""
+    try:
+        kernel = probe.kernel(runner.sm)
+        measured = runner.run(kernel, probe.operands())
+    except (KernelError, ValueError) as exc:
+        r = ProbeResult(probe.name, tuple(probe.fields), probe.question, probe.spelling,
+                        error=str(exc))
+        r.verdict = "not run"
+        return r
+    r = judge(probe, measured)
+    r.mode, r.target = kernel.mode, kernel.target
+    return r
+
+
+def _fmt_value(fld, v):
+    if fld == "canonical_nan16":
+        return "0x%04X" % v
+    if fld == "canonical_nan32":
+        return "0x%08X" % v
+    return repr(v)
+
+
+POLICY_FIELDS = tuple(f.name for f in dc_fields(policy.Policy))
+
+
+def policy_answers(results):
+    """One answer per Policy field from the probe results:
+    ``[{field, current, measured, status, probes, decided_by, undecided}]``."""
+    cur = policy.current()
+    out = []
+    for fld in POLICY_FIELDS:
+        rs = [r for r in results if fld in r.fields and r.error is None]
+        values = {}
+        undecided = []
+        for r in rs:
+            if fld in r.decided:
+                values.setdefault(r.decided[fld], []).append(r.name)
+            else:
+                undecided.append(r.name)
+        current = getattr(cur, fld)
+        if not rs:
+            status, measured = "not probed", None
+        elif len(values) == 1:
+            (measured, _), = values.items()
+            status = "confirmed" if measured == current else "contradicted"
+            if undecided:
+                status += f" ({len(undecided)} probe(s) undecided)"
+        elif values:
+            status, measured = "differs by form", None
+        else:
+            status, measured = "undecided", None
+        out.append({
+            "field": fld, "current": _fmt_value(fld, current),
+            "measured": None if measured is None else _fmt_value(fld, measured),
+            "status": status, "probes": len(rs),
+            "by_value": {_fmt_value(fld, v): names for v, names in values.items()},
+            "undecided": undecided,
+        })
+    return out

@@ -1,0 +1,383 @@
+"""Runners: put a generated kernel on a GPU and bring the destination bits back.
+
+``get_runner(backend)`` picks one:
+
+- ``cupy``: CuPy loads the PTX text with the driver's PTX JIT (``cupy.RawModule(path=...)`` on
+  the .ptx file) and launches it on CuPy arrays.
+- ``cuda-python``: NVIDIA's ``cuda.bindings.driver`` (``cuModuleLoadData`` of the PTX text,
+  ``cuLaunchKernel``), for machines with cuda-python and no CuPy.
+- ``model``: no GPU at all; ptxfp itself plays the GPU (a dry run of the whole pipeline, whose
+  report says so).  For testing the harness, never for conformance.
+- ``auto`` (default): CuPy, else cuda-python.
+
+A missing backend or GPU raises ``HardwareUnavailable`` with one line for the user.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from .kernels import BLOCK, DEFAULT_SM, ENTRY
+
+#: elements per launch (the kernels index with 32-bit integers)
+MAX_LAUNCH = 1 << 30
+
+
+class HardwareUnavailable(RuntimeError):
+    """No usable GPU or CUDA backend; the message is one line for the user."""
+
+
+class KernelError(RuntimeError):
+    """A kernel failed to load (PTX JIT) or to run."""
+
+
+def _dtype(width):
+    return np.uint16 if width == 16 else np.uint32
+
+
+class Runner:
+    """Base: ``run(kernel, operands)`` where ``operands`` maps 'a'/'b'/'c' to arrays."""
+    name = "?"
+    hardware = True
+
+    def device(self):
+        """Facts for the report: gpu, sm, driver, cuda (driver API), runtime, backend."""
+        raise NotImplementedError
+
+    @property
+    def sm(self):
+        return self.device()["sm"]
+
+    def run(self, kernel, operands):
+        widths = kernel.widths
+        n = None
+        arrays = []
+        for name, w in zip("abc", widths[:3]):
+            if not w:
+                arrays.append(None)
+                continue
+            x = np.ascontiguousarray(operands[name], dtype=_dtype(w))
+            n = x.size if n is None else n
+            if x.size != n:
+                raise ValueError("operands of one launch must have the same length")
+            arrays.append(x)
+        out = np.empty(n or 0, _dtype(widths[3]))
+        for s in range(0, out.size, MAX_LAUNCH):
+            e = min(out.size, s + MAX_LAUNCH)
+            part = [None if x is None else x[s:e] for x in arrays]
+            out[s:e] = self.launch(kernel, part, e - s)
+        return out
+
+    def launch(self, kernel, arrays, n):
+        """Run ``kernel`` on ``n`` elements; ``arrays`` is [a, b, c] (None where unused)."""
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+
+def _nvidia_smi_driver(index):
+    exe = shutil.which("nvidia-smi")
+    if not exe:
+        return None
+    try:
+        r = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader",
+                            "-i", str(index)], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = r.stdout.strip()
+    return out.splitlines()[0] if r.returncode == 0 and out else None
+
+
+def _cuda_version(v):
+    return None if not v else f"{v // 1000}.{(v % 1000) // 10}"
+
+
+class CupyRunner(Runner):
+    name = "cupy"
+
+    def __init__(self, index=0):
+        try:
+            import cupy
+        except ImportError:
+            raise HardwareUnavailable(
+                "CuPy is not installed (pip install 'ptxfp[hw]', or cuda-python with "
+                "--backend cuda-python)") from None
+        except Exception as exc:           # a CuPy wheel that cannot find its CUDA libraries
+            raise HardwareUnavailable(f"CuPy cannot be imported: {exc}") from None
+        self.cupy = cupy
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:
+            raise HardwareUnavailable(f"no NVIDIA GPU available to CuPy: {_one_line(exc)}") \
+                from None
+        if count <= index:
+            raise HardwareUnavailable(f"no NVIDIA GPU #{index} (CuPy sees {count})")
+        self.index = index
+        self._dev = cupy.cuda.Device(index)
+        self._dev.use()
+        self._dir = tempfile.mkdtemp(prefix="ptxfp-hw-")
+        self._functions = {}
+        self._info = None
+
+    def device(self):
+        if self._info is None:
+            rt = self.cupy.cuda.runtime
+            p = rt.getDeviceProperties(self.index)
+            name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+            self._info = {
+                "gpu": name, "sm": p["major"] * 10 + p["minor"],
+                "compute_capability": f"{p['major']}.{p['minor']}",
+                "driver": _nvidia_smi_driver(self.index),
+                "cuda_driver_api": _cuda_version(rt.driverGetVersion()),
+                "cuda_runtime": _cuda_version(rt.runtimeGetVersion()),
+                "backend": f"CuPy {self.cupy.__version__}",
+            }
+        return self._info
+
+    def _function(self, kernel):
+        fn = self._functions.get(kernel.ptx)
+        if fn is None:
+            path = os.path.join(self._dir, f"k{len(self._functions)}.ptx")
+            with open(path, "w") as f:
+                f.write(kernel.ptx)
+            try:
+                fn = self.cupy.RawModule(path=path).get_function(ENTRY)
+            except Exception as exc:
+                raise KernelError(f"the driver refused the PTX of '{kernel.spelling}' "
+                                  f"({kernel.mode}, {kernel.target}): {_one_line(exc)}") from None
+            self._functions[kernel.ptx] = fn
+        return fn
+
+    def launch(self, kernel, arrays, n):
+        cp = self.cupy
+        fn = self._function(kernel)
+        dummy = cp.zeros(1, cp.uint32)
+        dev = [dummy if x is None else cp.asarray(x) for x in arrays]
+        out = cp.empty(n, _dtype(kernel.widths[3]))
+        if n:
+            try:
+                fn(((n + BLOCK - 1) // BLOCK,), (BLOCK,), (*dev, out, np.uint32(n)))
+                cp.cuda.Device(self.index).synchronize()
+            except Exception as exc:
+                raise KernelError(f"'{kernel.spelling}' failed on the GPU: {_one_line(exc)}") \
+                    from None
+        return cp.asnumpy(out)
+
+    def close(self):
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+
+class CudaPythonRunner(Runner):
+    """The same through cuda-python's driver bindings (``cuda.bindings.driver``)."""
+    name = "cuda-python"
+
+    def __init__(self, index=0):
+        try:
+            from cuda.bindings import driver as cu
+        except ImportError:
+            try:
+                from cuda import cuda as cu          # cuda-python before 12.6
+            except ImportError:
+                raise HardwareUnavailable(
+                    "neither CuPy nor cuda-python is installed (pip install 'ptxfp[hw]')") \
+                    from None
+        self.cu = cu
+        try:
+            self._check(cu.cuInit(0))
+            count = self._check(cu.cuDeviceGetCount())
+        except KernelError as exc:
+            raise HardwareUnavailable(f"no NVIDIA GPU available to cuda-python: {exc}") \
+                from None
+        if count <= index:
+            raise HardwareUnavailable(f"no NVIDIA GPU #{index} (cuda-python sees {count})")
+        self.index = index
+        self._devh = self._check(cu.cuDeviceGet(index))
+        self._ctx = self._check(cu.cuDevicePrimaryCtxRetain(self._devh))
+        self._check(cu.cuCtxSetCurrent(self._ctx))
+        self._functions = {}
+        self._modules = []
+        self._info = None
+
+    def _check(self, result):
+        err, rest = result[0], result[1:]
+        if int(err) != 0:
+            try:
+                msg = self.cu.cuGetErrorString(err)[1]
+                msg = msg.decode() if isinstance(msg, bytes) else str(msg)
+            except Exception:
+                msg = ""
+            raise KernelError(f"CUDA error {int(err)} {msg}".strip())
+        if not rest:
+            return None
+        return rest[0] if len(rest) == 1 else rest
+
+    def device(self):
+        if self._info is None:
+            cu = self.cu
+            attr = cu.CUdevice_attribute
+            major = self._check(cu.cuDeviceGetAttribute(
+                attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self._devh))
+            minor = self._check(cu.cuDeviceGetAttribute(
+                attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self._devh))
+            name = self._check(cu.cuDeviceGetName(256, self._devh))
+            name = name.split(b"\0")[0].decode() if isinstance(name, bytes) else str(name)
+            try:
+                import cuda.bindings as cb
+                version = cb.__version__
+            except Exception:
+                version = "?"
+            self._info = {
+                "gpu": name, "sm": major * 10 + minor, "compute_capability": f"{major}.{minor}",
+                "driver": _nvidia_smi_driver(self.index),
+                "cuda_driver_api": _cuda_version(self._check(cu.cuDriverGetVersion())),
+                "cuda_runtime": None, "backend": f"cuda-python {version}",
+            }
+        return self._info
+
+    def _function(self, kernel):
+        fn = self._functions.get(kernel.ptx)
+        if fn is None:
+            try:
+                mod = self._check(self.cu.cuModuleLoadData(kernel.ptx.encode() + b"\0"))
+                fn = self._check(self.cu.cuModuleGetFunction(mod, ENTRY.encode()))
+            except KernelError as exc:
+                raise KernelError(f"the driver refused the PTX of '{kernel.spelling}' "
+                                  f"({kernel.mode}, {kernel.target}): {exc}") from None
+            self._modules.append(mod)
+            self._functions[kernel.ptx] = fn
+        return fn
+
+    def launch(self, kernel, arrays, n):
+        cu = self.cu
+        fn = self._function(kernel)
+        out = np.empty(n, _dtype(kernel.widths[3]))
+        if not n:
+            return out
+        ptrs = []
+        try:
+            dev = []
+            for x in arrays + [out]:
+                nbytes = max(4, 0 if x is None else x.nbytes)
+                p = self._check(cu.cuMemAlloc(nbytes))
+                ptrs.append(p)
+                if x is not None and x is not out:
+                    self._check(cu.cuMemcpyHtoD(p, x.ctypes.data, x.nbytes))
+                dev.append(p)
+            # kernelParams: an array of pointers to each parameter's value
+            values = [np.array([int(p)], dtype=np.uint64) for p in dev]
+            values.append(np.array([n], dtype=np.uint32))
+            params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+            self._check(cu.cuLaunchKernel(fn, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0,
+                                          0, params.ctypes.data, 0))
+            self._check(cu.cuCtxSynchronize())
+            self._check(cu.cuMemcpyDtoH(out.ctypes.data, dev[-1], out.nbytes))
+        except KernelError as exc:
+            raise KernelError(f"'{kernel.spelling}' failed on the GPU: {exc}") from None
+        finally:
+            for p in ptrs:
+                cu.cuMemFree(p)
+        return out
+
+    def close(self):
+        for m in self._modules:
+            self.cu.cuModuleUnload(m)
+        self._modules = []
+        self._functions = {}
+
+
+class ModelRunner(Runner):
+    """ptxfp plays the GPU: a dry run of the harness with no hardware involved.
+
+    ``flip``, for tests of the harness itself, is ``{spelling: (index, bit)}``: the result of
+    vector ``index`` of every launch of that form comes back with ``bit`` flipped.
+    """
+    name = "model"
+    hardware = False
+
+    def __init__(self, sm=DEFAULT_SM, flip=None):
+        self._sm = sm
+        self.flip = dict(flip or {})
+
+    def device(self):
+        import ptxfp
+        return {"gpu": "none (dry run: ptxfp plays the GPU)", "sm": self._sm,
+                "compute_capability": f"{self._sm // 10}.{self._sm % 10}", "driver": None,
+                "cuda_driver_api": None, "cuda_runtime": None,
+                "backend": f"ptxfp {ptxfp.__version__} model (no hardware)"}
+
+    def launch(self, kernel, arrays, n):
+        import ptxfp
+        if kernel.mode == "probe":
+            try:
+                from ..convert import convert
+                out = np.asarray(convert(kernel.spelling, arrays[0])).reshape(-1)
+            except ImportError:
+                out = model_widen(kernel.spelling.rsplit(".", 1)[1], arrays[0])
+        else:
+            ins = ptxfp.parse(kernel.spelling)
+            ops = [x for x in arrays if x is not None]
+            out = np.asarray(ptxfp.execute(ins, *ops)).reshape(-1)
+        out = out.copy()
+        if kernel.spelling in self.flip and n:
+            index, bit = self.flip[kernel.spelling]
+            if index < n:
+                out[index] ^= out.dtype.type(1 << bit)
+        return out
+
+
+def model_widen(atype, a, quiet=True):
+    """cvt.f32.{f16,bf16} as IEEE widening: exact, NaN payloads kept (and quieted)."""
+    a = np.asarray(a).astype(np.uint32)
+    if atype == "bf16":
+        out = a << np.uint32(16)
+        nan = (out & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    else:
+        with np.errstate(invalid="ignore"):
+            out = a.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32).copy()
+        nan = ((a & np.uint32(0x7C00)) == np.uint32(0x7C00)) & ((a & np.uint32(0x3FF)) != 0)
+        # payload kept: sign, all-ones exponent, fraction shifted up by 13
+        payload = ((a & np.uint32(0x8000)) << np.uint32(16)) | np.uint32(0x7F800000) | \
+            ((a & np.uint32(0x3FF)) << np.uint32(13))
+        out = np.where(nan, payload, out)
+    if quiet:
+        out = np.where(nan, out | np.uint32(0x00400000), out)
+    return out.astype(np.uint32)
+
+
+def _one_line(exc):
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def get_runner(backend="auto", index=0, sm=None):
+    """A runner for ``backend`` ('auto', 'cupy', 'cuda-python', 'model')."""
+    if backend == "model":
+        return ModelRunner(sm or DEFAULT_SM)
+    if backend == "cupy":
+        return CupyRunner(index)
+    if backend == "cuda-python":
+        return CudaPythonRunner(index)
+    if backend != "auto":
+        raise ValueError(f"unknown backend {backend!r}")
+    try:
+        return CupyRunner(index)
+    except HardwareUnavailable as first:
+        try:
+            import cupy  # noqa: F401  (CuPy is there: its own message says what is wrong)
+            cupy_there = True
+        except Exception:
+            cupy_there = False
+        if cupy_there:
+            raise first
+        try:
+            return CudaPythonRunner(index)
+        except HardwareUnavailable as second:
+            if "not installed" in str(second):
+                raise HardwareUnavailable(
+                    "no CUDA backend: install CuPy (pip install 'ptxfp[hw]') or cuda-python, "
+                    "on a machine with an NVIDIA GPU") from None
+            raise

@@ -1,0 +1,313 @@
+"""Input vectors for the hardware harness: random, targeted, and exhaustive.
+
+Every generator returns the source operands of a form in PTX order (``ins.operand_names``), as
+NumPy arrays of the operand's storage width: uint16 for .f16/.bf16, uint32 for .f16x2/.bf16x2
+and for the .f32 operand c of the mixed forms.  Generators are deterministic in their seed.
+
+- ``special_values(fmt)``: ±0, subnormals (smallest, largest), the smallest normal and its
+  neighbours, ±1 and its neighbours, max finite, ±inf, quiet and signalling NaNs with payloads
+  (0x7FF7 and 0xFFF7, the OOB-NaN and its negative, among them).
+- ``targeted(ins)``: every combination of special values over the operands, and for packed forms
+  the same again with the lanes swapped.
+- ``random_vectors(ins, n, seed)``: a mix of uniform bit patterns and "aimed" vectors whose last
+  operand is chosen so that the exact result lands on an interesting magnitude (zero by
+  cancellation, the subnormal range, the smallest normal, 1.0 for .sat, max finite); aimed
+  vectors exercise rounding, underflow and overflow far more than uniform bits do.
+- ``exhaustive_chunks(ins, ...)``: all 2**32 pairs (a, b) of a 16-bit binary form, chunked; fma
+  forms once per fixed c; packed forms cover every pair once across their two lanes.
+"""
+
+import numpy as np
+
+from ..spelling import Instruction, parse
+
+_LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
+
+#: interesting bit patterns per lane format
+SPECIALS = {
+    "f16": (
+        0x0000, 0x8000,                  # ±0
+        0x0001, 0x8001, 0x0200, 0x03FF, 0x83FF,   # subnormals: smallest, middle, largest
+        0x0400, 0x8400, 0x0401,          # smallest normal and its neighbour
+        0x3800, 0x3BFF, 0x3C00, 0xBC00, 0x3C01, 0x4000,   # around 1.0 (the .sat bound)
+        0x7BFF, 0xFBFF,                  # max finite
+        0x7C00, 0xFC00,                  # ±inf
+        0x7E00, 0xFE00, 0x7FFF, 0xFFFF,  # quiet NaNs
+        0x7FF7, 0xFFF7,                  # the OOB-NaN, and with the sign bit
+        0x7C01, 0xFC01, 0x7DFF,          # signalling NaNs (payloads)
+    ),
+    "bf16": (
+        0x0000, 0x8000,
+        0x0001, 0x8001, 0x0040, 0x007F, 0x807F,
+        0x0080, 0x8080, 0x0081,
+        0x3F00, 0x3F7F, 0x3F80, 0xBF80, 0x3F81, 0x4000,
+        0x7F7F, 0xFF7F,
+        0x7F80, 0xFF80,
+        0x7FC0, 0xFFC0, 0x7FFF, 0xFFFF,
+        0x7FF7, 0xFFF7,
+        0x7F81, 0xFF81, 0x7FBF,
+    ),
+    "f32": (
+        0x00000000, 0x80000000,
+        0x00000001, 0x80000001, 0x00400000, 0x007FFFFF, 0x807FFFFF,
+        0x00800000, 0x80800000, 0x00800001,
+        0x3F000000, 0x3F7FFFFF, 0x3F800000, 0xBF800000, 0x3F800001, 0x40000000,
+        0x33800000, 0x38800000, 0x387FE000,     # f16 smallest subnormal / normal, near them
+        0x7F7FFFFF, 0xFF7FFFFF,
+        0x7F800000, 0xFF800000,
+        0x7FC00000, 0xFFC00000, 0x7FFFFFFF, 0xFFFFFFFF,
+        0x7FFEE000, 0x7FC00123,                  # NaNs with payloads
+        0x7F800001, 0xFF800001, 0x7FBFFFFF,      # signalling NaNs
+    ),
+}
+
+
+def special_values(fmt):
+    """The special bit patterns of a lane format ('f16', 'bf16', 'f32'), as an array."""
+    fmt = _LANE[fmt]
+    return np.array(SPECIALS[fmt], dtype=np.uint32 if fmt == "f32" else np.uint16)
+
+
+def _ins(spelling):
+    return spelling if isinstance(spelling, Instruction) else parse(spelling)
+
+
+def _dtype(fmt):
+    return np.uint16 if fmt in ("f16", "bf16") else np.uint32
+
+
+# ---- float <-> bits, NumPy only (inputs need not be rounded well: any pattern is an input) ---
+
+def decode(bits, fmt):
+    """Bit patterns of a lane format to float64 (exact)."""
+    bits = np.asarray(bits)
+    with np.errstate(invalid="ignore"):
+        if fmt == "f16":
+            return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+        if fmt == "bf16":
+            return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def encode(x, fmt):
+    """float64 to bit patterns of a lane format, roughly to nearest (bf16 truncates)."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if fmt == "f16":
+            return x.astype(np.float16).view(np.uint16)
+        f = x.astype(np.float32).view(np.uint32)
+        if fmt == "bf16":
+            return (f >> np.uint32(16)).astype(np.uint16)
+        return f
+
+
+def _uniform(rng, n, fmt):
+    hi = 1 << (16 if fmt in ("f16", "bf16") else 32)
+    return rng.integers(0, hi, n, dtype=np.uint64).astype(_dtype(fmt))
+
+
+def _finite(rng, n, fmt, exp_lo=None, exp_hi=None):
+    """Random finite values with exponent fields in [exp_lo, exp_hi] (defaults: all finite)."""
+    ebits, mbits = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}[fmt]
+    emax = (1 << ebits) - 2
+    lo = 0 if exp_lo is None else exp_lo
+    hi = emax if exp_hi is None else exp_hi
+    e = rng.integers(lo, hi + 1, n, dtype=np.int64).clip(0, emax)
+    m = rng.integers(0, 1 << mbits, n, dtype=np.int64)
+    s = rng.integers(0, 2, n, dtype=np.int64)
+    bits = (s << (ebits + mbits)) | (e << mbits) | m
+    return bits.astype(_dtype(fmt))
+
+
+def _targets(rng, n, fmt):
+    """Magnitudes worth landing on: 0, the subnormal range, the smallest normal, 1.0, max."""
+    lane = {"f16": (-24, -14, 15), "bf16": (-133, -126, 127), "f32": (-149, -126, 127)}[fmt]
+    tiny, emin, emax = lane
+    kind = rng.integers(0, 6, n)
+    mant = 1.0 + rng.random(n)
+    sign = np.where(rng.integers(0, 2, n) == 1, -1.0, 1.0)
+    exps = np.select(
+        [kind == 0, kind == 1, kind == 2, kind == 3, kind == 4],
+        [np.full(n, -1000), rng.integers(tiny, emin, n), np.full(n, emin - 1),
+         rng.integers(-2, 1, n), np.full(n, emax)],
+        rng.integers(tiny, emax + 1, n))
+    t = sign * mant * np.exp2(exps.astype(np.float64))
+    # near the smallest normal, from just below: exact results that round up to it
+    t = np.where(kind == 2, sign * np.exp2(float(emin)) * (1 - np.exp2(-rng.integers(1, 30, n)
+                                                                        .astype(float))), t)
+    return np.where(kind == 0, 0.0, t)
+
+
+def _aimed_lane(rng, n, ins, fmt_a, fmt_c):
+    """One lane of aimed vectors: random leading operands, the last chosen to hit a target."""
+    a = _finite(rng, n, fmt_a)
+    xa = decode(a, fmt_a)
+    t = _targets(rng, n, ins.result_format)
+    wiggle = rng.integers(-3, 4, n)
+    with np.errstate(all="ignore"):
+        if ins.opcode == "mul":
+            b = encode(t / xa, fmt_a)
+            return a, (b.astype(np.int64) + wiggle).astype(_dtype(fmt_a)) & _mask(fmt_a)
+        if ins.opcode == "fma":
+            b = _finite(rng, n, fmt_a)
+            c = encode(t - xa * decode(b, fmt_a), fmt_c)
+            return a, b, ((c.astype(np.int64) + wiggle) & _mask(fmt_c)).astype(_dtype(fmt_c))
+        other = t - xa if ins.opcode == "add" else xa - t
+        last_fmt = fmt_c if ins.mixed else fmt_a
+        last = encode(other, last_fmt)
+        last = ((last.astype(np.int64) + wiggle) & _mask(last_fmt)).astype(_dtype(last_fmt))
+        return a, last
+
+
+def _mask(fmt):
+    return 0xFFFF if fmt in ("f16", "bf16") else 0xFFFFFFFF
+
+
+def _lane_operands(rng, n, ins, how):
+    lane = ins.lane_format
+    fmts = ["f32" if (ins.mixed and name == "c") else lane for name in ins.operand_names]
+    if how == "uniform":
+        return tuple(_uniform(rng, n, f) for f in fmts)
+    if how == "close":        # exponents within a few binades of each other: real roundings
+        e0 = rng.integers(0, {"f16": 31, "bf16": 255, "f32": 255}[lane], n)
+        ops = []
+        for f in fmts:
+            e = e0 + (rng.integers(-4, 5, n) if f == lane else 112 * (lane == "f16") +
+                      rng.integers(-12, 13, n))
+            ops.append(_finite_exp(rng, f, e))
+        return tuple(ops)
+    return _aimed_lane(rng, n, ins, lane, "f32" if ins.mixed else lane)
+
+
+def _finite_exp(rng, fmt, e):
+    ebits, mbits = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}[fmt]
+    n = e.size
+    e = np.asarray(e, dtype=np.int64).clip(0, (1 << ebits) - 2)
+    m = rng.integers(0, 1 << mbits, n, dtype=np.int64)
+    s = rng.integers(0, 2, n, dtype=np.int64)
+    return ((s << (ebits + mbits)) | (e << mbits) | m).astype(_dtype(fmt))
+
+
+def _pack(lo, hi):
+    return (lo.astype(np.uint32) | (hi.astype(np.uint32) << np.uint32(16)))
+
+
+def random_vectors(spelling, n, seed=0):
+    """``n`` random vectors for a form: half uniform bit patterns, a quarter with operands of
+    close exponents, a quarter aimed at interesting results.  Packed forms draw each lane on its
+    own (lanes of one vector come from different strategies)."""
+    ins = _ins(spelling)
+    rng = np.random.default_rng(seed)
+    parts = [("uniform", n - 2 * (n // 4)), ("close", n // 4), ("aimed", n // 4)]
+
+    def one_lane():
+        chunks = [_lane_operands(rng, k, ins, how) for how, k in parts if k]
+        if not chunks:
+            return tuple(np.zeros(0, _dtype(f)) for f in _formats(ins, lanes=True))
+        return tuple(np.concatenate(col) for col in zip(*chunks))
+
+    if ins.lanes == 1:
+        return one_lane()
+    lo, hi = one_lane(), one_lane()
+    perm = rng.permutation(n)
+    return tuple(_pack(x, y[perm]) for x, y in zip(lo, hi))
+
+
+def _formats(ins, lanes=False):
+    """Storage format of each operand, in PTX order."""
+    if lanes:
+        return tuple("f32" if (ins.mixed and n == "c") else ins.lane_format
+                     for n in ins.operand_names)
+    return ins.operand_formats
+
+
+def targeted(spelling):
+    """Every combination of special values over the operands (packed forms: the combination in
+    lane 0 with the reversed list in lane 1, and the same with the lanes swapped)."""
+    ins = _ins(spelling)
+    lists = [special_values(f) for f in _formats(ins, lanes=True)]
+    grid = [g.reshape(-1) for g in np.meshgrid(*lists, indexing="ij")]
+    if ins.lanes == 1:
+        return tuple(grid)
+    rev = [g[::-1] for g in grid]
+    return tuple(np.concatenate([_pack(g, r), _pack(r, g)]) for g, r in zip(grid, rev))
+
+
+def vector_sets(spelling, n_random, seed=0):
+    """The vector sets run for a form: ``[(name, operands), ...]``."""
+    sets = [("targeted", targeted(spelling))]
+    if n_random:
+        sets.append(("random", random_vectors(spelling, n_random, seed)))
+    return sets
+
+
+# ---- exhaustive sweeps ----------------------------------------------------------------------
+
+#: default fixed c values for exhaustive fma sweeps: -0 (the product alone, exact zero signs)
+#: and 1.0 (cancellation near 1, the .sat bound)
+EXHAUSTIVE_C = {"f16": (0x8000, 0x3C00), "bf16": (0x8000, 0x3F80), "f32": (0x80000000, 0x3F800000)}
+
+PAIRS = 1 << 32
+
+
+def exhaustive_eligible(spelling):
+    """Whether every (a, b) pair of the form can be swept: 16-bit a and b (add/sub/mul, fma and
+    mixed fma with c fixed, packed forms over their two lanes); mixed add/sub (a 16-bit, c 32-bit)
+    cannot."""
+    ins = _ins(spelling)
+    return "b" in ins.operand_names
+
+
+def exhaustive_c_values(spelling, c_values=None):
+    """The fixed c values an exhaustive sweep of the form uses (``(None,)`` when it has no c)."""
+    ins = _ins(spelling)
+    if ins.opcode != "fma":
+        return (None,)
+    fmt = "f32" if ins.mixed else ins.lane_format
+    return tuple(c_values) if c_values else EXHAUSTIVE_C[fmt]
+
+
+def exhaustive_size(spelling):
+    """Vectors in one sweep (for one c): 2**32 scalar, 2**31 packed (two pairs a vector)."""
+    return PAIRS // _ins(spelling).lanes
+
+
+def exhaustive_chunk(spelling, start, stop, c=None):
+    """Vectors ``start..stop`` of the sweep of a form, operands in PTX order.
+
+    Scalar forms: vector ``i`` is ``a = i >> 16, b = i & 0xFFFF``.  Packed forms: vector ``i``
+    holds pair ``i`` in lane 0 and pair ``i + 2**31`` in lane 1.  ``c`` (fma) is fixed, and
+    replicated into both lanes of a packed form.
+    """
+    ins = _ins(spelling)
+    i = np.arange(start, stop, dtype=np.uint32)          # every index fits in 32 bits
+    sh, lo16 = np.uint32(16), np.uint32(0xFFFF)
+    if ins.lanes == 1:
+        a = (i >> sh).astype(np.uint16)
+        b = (i & lo16).astype(np.uint16)
+    else:
+        j = i + np.uint32(PAIRS // 2)
+        a = (i >> sh) | ((j >> sh) << sh)
+        b = (i & lo16) | ((j & lo16) << sh)
+    if ins.opcode != "fma":
+        return a, b
+    cfmt = "f32" if ins.mixed else ins.lane_format
+    if ins.lanes == 2:
+        c = (c & 0xFFFF) | ((c & 0xFFFF) << 16)
+        cfmt = "f16x2"
+    cc = np.full(i.size, c, dtype=_dtype(cfmt))
+    return a, b, cc
+
+
+def exhaustive_ranges(spelling, chunk=1 << 26, c_values=None):
+    """The chunks of a whole sweep, without building them: ``(c, start, stop)``."""
+    size = exhaustive_size(spelling)
+    for c in exhaustive_c_values(spelling, c_values):
+        for start in range(0, size, chunk):
+            yield c, start, min(size, start + chunk)
+
+
+def exhaustive_chunks(spelling, chunk=1 << 26, c_values=None):
+    """Iterate over a whole sweep: ``(c, start, stop, operands)`` per chunk (built lazily)."""
+    for c, start, stop in exhaustive_ranges(spelling, chunk, c_values):
+        yield c, start, stop, exhaustive_chunk(spelling, start, stop, c)

@@ -1,0 +1,146 @@
+"""Verify forms on a GPU against ``ptxfp.execute``, bit for bit.
+
+``verify_form(runner, spelling, n_random)`` runs the form's kernel (native, or decomposed where
+the GPU cannot run it) over targeted and random vectors and compares each result with ptxfp's;
+``sweep_form`` does the same over an exhaustive sweep.  Each returns a ``FormResult``: vectors
+run, mismatches, and the first few mismatching inputs with both results.
+"""
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from ..execute import execute
+from ..spelling import parse
+from . import vectors as V
+from .kernels import kernel_for
+from .runner import KernelError
+
+#: mismatching vectors kept per form
+EXAMPLES = 5
+
+
+def _hex(v, width):
+    return "0x%0*X" % (width // 4, v)
+
+
+@dataclass
+class FormResult:
+    spelling: str
+    mode: str = "native"            #: 'native' or 'decomposed'
+    target: str = ""
+    kind: str = "vectors"           #: 'vectors' (targeted + random) or 'exhaustive'
+    detail: str = ""                #: what was swept (exhaustive: c values)
+    vectors: int = 0
+    mismatches: int = 0
+    examples: list = field(default_factory=list)   #: [{'a': '0x..', ..., 'gpu': .., 'model': ..}]
+    sets: dict = field(default_factory=dict)       #: vector set name -> vectors run
+    complete: bool = True           #: False when a time budget cut the run short
+    error: str = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self):
+        return self.error is None and self.mismatches == 0
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def _widths(ins):
+    return [16 if f in ("f16", "bf16") else 32 for f in ins.operand_formats], \
+        16 if ins.dtype in ("f16", "bf16") else 32
+
+
+def compare(ins, operands, got, expected, result, limit=EXAMPLES):
+    """Count the vectors where ``got`` and ``expected`` differ into ``result`` and keep the first
+    ``limit`` of them (inputs and both results in hex)."""
+    got = np.asarray(got).reshape(-1)
+    expected = np.asarray(expected).reshape(-1)
+    if got.shape != expected.shape:
+        raise ValueError(f"'{ins}': the GPU returned {got.size} results for {expected.size} "
+                         "vectors")
+    bad = np.flatnonzero(got != expected)
+    result.vectors += expected.size
+    result.mismatches += bad.size
+    widths, dwidth = _widths(ins)
+    for i in bad[:max(0, limit - len(result.examples))]:
+        ex = {n: _hex(int(op[i]), w) for n, op, w in zip(ins.operand_names, operands, widths)}
+        ex["gpu"] = _hex(int(got[i]), dwidth)
+        ex["model"] = _hex(int(expected[i]), dwidth)
+        result.examples.append(ex)
+    return bad.size
+
+
+def run_batch(runner, kernel, ins, operands, result, limit=EXAMPLES):
+    """Run one batch of vectors on the GPU and against the model; returns mismatches."""
+    got = runner.run(kernel, dict(zip(ins.operand_names, operands)))
+    expected = execute(ins, *operands)
+    return compare(ins, operands, got, expected, result, limit)
+
+
+def verify_form(runner, spelling, n_random=0, seed=0, limit=EXAMPLES, batch=1 << 24,
+                deadline=None, extra_sets=()):
+    """Targeted and ``n_random`` random vectors of one form on the GPU against ptxfp."""
+    ins = parse(spelling)
+    t0 = time.monotonic()
+    result = FormResult(str(ins))
+    try:
+        kernel = kernel_for(ins, runner.sm)
+    except ValueError as exc:
+        result.error = str(exc)
+        return result
+    result.mode, result.target = kernel.mode, kernel.target
+    try:
+        for name, ops in V.vector_sets(ins, 0) + list(extra_sets):
+            result.sets[name] = ops[0].size
+            run_batch(runner, kernel, ins, ops, result, limit)
+        done = 0
+        while done < n_random:
+            if deadline is not None and time.time() > deadline:
+                result.complete = False
+                break
+            k = min(batch, n_random - done)
+            ops = V.random_vectors(ins, k, seed=(seed, done))
+            run_batch(runner, kernel, ins, ops, result, limit)
+            done += k
+        if done:
+            result.sets["random"] = done
+    except KernelError as exc:
+        result.error = str(exc)
+    result.seconds = time.monotonic() - t0
+    return result
+
+
+def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, deadline=None,
+               progress=None):
+    """The exhaustive sweep of one form (every (a, b) pair; fma once per fixed c)."""
+    ins = parse(spelling)
+    t0 = time.monotonic()
+    result = FormResult(str(ins), kind="exhaustive")
+    if not V.exhaustive_eligible(ins):
+        result.error = "not sweepable (a 16-bit, c 32-bit)"
+        return result
+    cs = V.exhaustive_c_values(ins, c_values)
+    cw = 32 if ins.mixed else 16
+    result.detail = "all 2^32 (a, b) pairs" + (
+        ", c = " + ", ".join(_hex(c, cw) for c in cs) if cs != (None,) else "")
+    try:
+        kernel = kernel_for(ins, runner.sm)
+    except ValueError as exc:
+        result.error = str(exc)
+        return result
+    result.mode, result.target = kernel.mode, kernel.target
+    try:
+        for c, start, stop, ops in V.exhaustive_chunks(ins, chunk, cs if cs != (None,) else None):
+            if deadline is not None and time.time() > deadline:
+                result.complete = False
+                break
+            run_batch(runner, kernel, ins, ops, result, limit)
+            if progress:
+                progress(result, c, stop)
+    except KernelError as exc:
+        result.error = str(exc)
+    result.seconds = time.monotonic() - t0
+    return result
