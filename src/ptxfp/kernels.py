@@ -8,9 +8,10 @@ cached on disk, keyed by those constants.
 """
 
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numba import njit
@@ -29,12 +30,15 @@ _FMT = {f.code: (f.exp_bits, f.man_bits, f.precision, f.emin, f.emax, f.width, f
 
 
 @njit(inline="always", cache=True)
-def lane(a, b, c, OP, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tiny_before,
+def lane(a, b, c, OP, MIXED, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tiny_before,
          sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
-    """One lane: a and b in the (AE, AM) format, c in (CE, CM), result in (P, EMIN, EMAX)."""
+    """One lane: a and b in the (AE, AM) format, c in (CE, CM), result in (P, EMIN, EMAX).
+
+    The mixed add/sub (``MIXED``) take their second operand from c (``add.f32.f16 d, a, c``).
+    """
     x = decode(a, AE, AM, ftz)
-    y = decode(b, AE, AM, ftz)
-    z = decode(c, CE, CM, ftz)
+    z = decode(c, CE, CM, ftz) if (OP == OP_FMA or MIXED) else 0.0
+    y = decode(b, AE, AM, ftz) if not (MIXED and OP != OP_FMA) else z
     if OP == OP_MUL:
         r = x * y                      # exact: at most 22 significant bits
         u = x
@@ -83,7 +87,8 @@ class Spec:
 
 
 def _build(spec):
-    OP, LANES, mode = spec.op, spec.lanes, spec.mode
+    OP, mode = spec.op, spec.mode
+    MIXED = spec.c_fmt != spec.lane_fmt
     AE, AM = _FMT[spec.lane_fmt][:2]
     CE, CM = _FMT[spec.c_fmt][:2]
     _, _, P, EMIN, EMAX, WIDTH, ONE = _FMT[spec.res_fmt]
@@ -93,38 +98,41 @@ def _build(spec):
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, out, start, stop):
-        for i in range(start, stop):
-            ai = np.int64(a[i])
-            bi = np.int64(b[i])
-            ci = np.int64(c[i])
-            if LANES == 1:
-                out[i] = lane(ai, bi, ci, OP, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode,
-                              ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c,
-                              nan_bits)
-            else:
-                lo = lane(ai & 0xFFFF, bi & 0xFFFF, ci & 0xFFFF, OP, AE, AM, CE, CM, P, EMIN,
-                          EMAX, WIDTH, ONE, mode, ftz, tiny_before, sat, relu, oob, sat_mz,
-                          relu_mz, oob_sign, oob_c, nan_bits)
-                hi = lane(ai >> 16, bi >> 16, ci >> 16, OP, AE, AM, CE, CM, P, EMIN, EMAX,
-                          WIDTH, ONE, mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz,
-                          oob_sign, oob_c, nan_bits)
-                out[i] = lo | (hi << 16)
+        # Slicing first lets the loop index start at 0, so LLVM drops Numba's negative-index
+        # wraparound and the loads become plain vector loads instead of gathers.
+        a = a[start:stop]
+        b = b[start:stop]
+        c = c[start:stop]
+        o = out[start:stop]
+        for i in range(o.size):
+            o[i] = lane(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE,
+                        mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign,
+                        oob_c, nan_bits)
 
     return kernel
 
 
 _kernels = {}
 _lock = threading.Lock()
+_LITTLE = sys.byteorder == "little"
 
 
 def kernel_for(spec):
-    """The compiled kernel of ``spec`` (built once per process, machine code cached on disk)."""
+    """The compiled kernel of ``spec`` (built once per process, machine code cached on disk).
+
+    Packed and scalar forms share one kernel: a packed operand is run as its array of 16-bit
+    lanes (see ``run``).
+    """
     k = _kernels.get(spec)
     if k is None:
         with _lock:
             k = _kernels.get(spec)
             if k is None:
-                k = _kernels[spec] = _build(spec)
+                one = replace(spec, lanes=1)
+                k = _kernels.get(one)
+                if k is None:
+                    k = _kernels[one] = _build(one)
+                _kernels[spec] = k
     return k
 
 
@@ -140,25 +148,39 @@ def _threads():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
+def _lanes16(x):
+    """A uint32 array of packed lanes as its uint16 lanes, lane 0 first, without a copy."""
+    if _LITTLE:
+        return x.view(np.uint16)
+    return np.stack([x & 0xFFFF, x >> 16], axis=-1).astype(np.uint16).reshape(-1)
+
+
 def run(spec, a, b, c, out):
     """Fill ``out`` (1-D) from the 1-D operand arrays with the kernel of ``spec``."""
     global _pool
     k = kernel_for(spec)
+    res = out
+    if spec.lanes == 2:
+        a, b, c = _lanes16(a), _lanes16(b), _lanes16(c)
+        out = out.view(np.uint16) if _LITTLE else np.empty(2 * out.size, np.uint16)
     n = out.size
     nt = _threads()
     if n < PARALLEL_MIN or nt <= 1:
         k(a, b, c, out, 0, n)
-        return out
-    if _pool is None:
-        with _lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=nt, thread_name_prefix="ptxfp")
-    step = -(-n // nt)
-    step = (step + 63) & ~63
-    futures = [_pool.submit(k, a, b, c, out, s, min(n, s + step)) for s in range(0, n, step)]
-    for f in futures:
-        f.result()
-    return out
+    else:
+        if _pool is None:
+            with _lock:
+                if _pool is None:
+                    _pool = ThreadPoolExecutor(max_workers=nt, thread_name_prefix="ptxfp")
+        step = -(-n // nt)
+        step = (step + 63) & ~63
+        futures = [_pool.submit(k, a, b, c, out, s, min(n, s + step)) for s in range(0, n, step)]
+        for f in futures:
+            f.result()
+    if spec.lanes == 2 and not _LITTLE:
+        pairs = out.reshape(-1, 2).astype(np.uint32)
+        res[...] = pairs[:, 0] | (pairs[:, 1] << 16)
+    return res
 
 
 @njit(cache=True, nogil=True)
