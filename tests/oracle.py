@@ -29,7 +29,6 @@ from dataclasses import dataclass
 
 import gmpy2
 import numpy as np
-from gmpy2 import mpfr
 
 # --------------------------------------------------------------------------------------------
 # Formats
@@ -101,7 +100,9 @@ OOB_NAN = 0x7FF7
 # Decoding: bits -> (kind, value)
 
 ZERO, FINITE, INF, NAN = 0, 1, 2, 3
-_EXACT = gmpy2.context(precision=256)   # any decoded value or product of two fits exactly
+# Exact arithmetic on decoded values (any value or product of two fits), independent of
+# whatever gmpy2's global context is.
+_EXACT = gmpy2.context(precision=256)
 
 
 def decode(bits: int, fmt: Format):
@@ -117,7 +118,7 @@ def decode(bits: int, fmt: Format):
         m, x = f, fmt.emin_normal - fmt.fbits                   # subnormal: 0.f * 2**emin
     else:
         m, x = f | (1 << fmt.fbits), e - fmt.bias - fmt.fbits   # normal: 1.f * 2**(e-bias)
-    v = gmpy2.mul_2exp(mpfr(-m if sign else m, 64), x)
+    v = _EXACT.mul_2exp(-m if sign else m, x)
     return (FINITE, sign, v)
 
 
@@ -186,7 +187,7 @@ _ROUND_CTX = {(f.name, r): gmpy2.context(precision=f.precision, emin=f.mpfr_emin
 _TINY_CTX = {f.name: gmpy2.context(precision=f.precision, round=gmpy2.RoundToZero)
              for f in FORMATS.values()}
 _MAXF = {f.name: decode(f.max_bits, f)[2] for f in FORMATS.values()}
-_MINN = {f.name: gmpy2.mul_2exp(mpfr(1, 64), f.emin_normal) for f in FORMATS.values()}
+_MINN = {f.name: _EXACT.mul_2exp(1, f.emin_normal) for f in FORMATS.values()}
 
 
 def _overflow(negative: bool, fmt: Format, rounding: str) -> int:
@@ -200,7 +201,7 @@ def _round(op: str, x, y, fmt: Format, rounding: str):
     (bits, tiny_before_rounding)."""
     ctx = _ROUND_CTX[fmt.name, rounding]
     r = ctx.add(x, y) if op == "add" else ctx.mul(x, y)
-    a = abs(r)
+    a = _EXACT.abs(r)
     if a > _MAXF[fmt.name]:
         return _overflow(r < 0, fmt, rounding), False
     minn = _MINN[fmt.name]
@@ -211,7 +212,7 @@ def _round(op: str, x, y, fmt: Format, rounding: str):
     else:                            # rounded to the smallest normal: was the exact value below?
         t = _TINY_CTX[fmt.name]
         e = t.add(x, y) if op == "add" else t.mul(x, y)
-        tiny = abs(e) < minn
+        tiny = _EXACT.abs(e) < minn
     return encode(r, fmt), tiny
 
 
@@ -219,7 +220,7 @@ def _round(op: str, x, y, fmt: Format, rounding: str):
 # IEEE arithmetic on decoded operands (NaN results come back as None)
 
 _CORE = {}
-_ZERO = mpfr(0)
+_ZERO = _EXACT.plus(0)
 
 
 def _zero(sign) -> tuple:
@@ -263,7 +264,7 @@ def _sum(x, y, out: Format, rounding: str):
         return _round("add", vy, _ZERO, out, rounding)
     if ky == ZERO:
         return _round("add", vx, _ZERO, out, rounding)
-    if vx == -vy:
+    if vx == _EXACT.minus(vy):
         return (out.sign_bit if _sum_zero_sign(sx, sy, rounding) else 0), False
     return _round("add", vx, vy, out, rounding)
 
@@ -307,7 +308,7 @@ def _ieee(op, in_fmt, c_fmt, out, rounding, operands):
         return (out.sign_bit if p[1] else 0) | (out.inf_bits if p[0] == INF else 0), False
     if op == "sub":
         k, s, v = y
-        y = (k, s ^ 1, None if v is None else -v)
+        y = (k, s ^ 1, None if v is None else _EXACT.minus(v))
     return _sum(x, y, out, rounding)
 
 

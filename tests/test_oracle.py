@@ -106,6 +106,7 @@ FACTS = [
     ("fma.rn.bf16", (0x3F82, 0x3FA0, 0x0001), 0x3FA3, {}),  # the double-rounding witness
     ("fma.rn.bf16", (0x3F82, 0x3FA0, 0x0000), 0x3FA2, {}),  # the bare tie goes to even
     ("fma.rn.bf16", (0x3F82, 0x3FA0, 0x8001), 0x3FA2, {}),
+    ("fma.rn.f16", (0x3C01, 0x3E00, 0x8001), 0x3E01, {}),   # the same in f16 (f32 first: 0x3E02)
     ("fma.rn.f32.bf16", (0x0080, 0x3F00, 0x00000000), 0x00400000, {}),  # f32 subnormal kept
     # exact zeros: +0, but -0 in .rm; (-0) + (-0) = -0 in every mode
     ("add.rn.f16", (0x3C00, 0xBC00), 0x0000, {}),

@@ -358,6 +358,10 @@ def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT
         keep = np.sort(rng.choice(targeted, n - budget, replace=False))
         cols = [c[keep] for c in cols]
     cols = [np.concatenate([c, r]) for c, r in zip(cols, rand_cols)]
+    pinned = PINNED.get((opcode, lane_format, mixed), ())
+    for i, row in enumerate(pinned):                 # in place of random rows, never dropped
+        for col, x in zip(cols, row):
+            col[n - 1 - i] = x
     order = rng.permutation(n)
     out = tuple(c[order] for c in cols)
     for c in out:
@@ -391,3 +395,12 @@ def for_instruction(ins, n: int = N_DEFAULT):
 # The known double-rounding witness (SEMANTICS.md): one rounding of the exact result gives 0x3FA3,
 # rounding a*b+c in f32 first gives 0x3FA2.
 DOUBLE_ROUNDING_WITNESS = ("fma.rn.bf16", (0x3F82, 0x3FA0, 0x0001), 0x3FA3)
+
+# Operand rows always present in a form's vectors: the witness, its mirror images, and the same
+# pattern in f16 (a*b = 1.5 + 2**-10 + 2**-11 is a tie, c = -2**-24 breaks it downward).
+PINNED = {
+    ("fma", "bf16", False): [(0x3F82, 0x3FA0, 0x0001), (0xBF82, 0x3FA0, 0x8001),
+                             (0x3FA0, 0x3F82, 0x0001), (0x3F82, 0x3FA0, 0x8001)],
+    ("fma", "f16", False): [(0x3C01, 0x3E00, 0x8001), (0xBC01, 0x3E00, 0x0001),
+                            (0x3C01, 0x3E00, 0x0001)],
+}
