@@ -9,7 +9,8 @@
 2. Live: where ptxas is installed, a seeded sample of lines and the nvcc modules of
    tests/data/ptx go through ptxas and check() side by side (skips cleanly elsewhere).
 
-Known disagreements come from rows of the instruction table (isa.py), listed in ISA_KNOWN.
+The add/sub/mul/fma decisions come from ptxfp.parse() and the instruction table (isa.py), so
+these tests also hold the table to ptxas.
 """
 
 import collections
@@ -91,17 +92,6 @@ def my_sets(verdict, versions, targets):
     return vs, ts
 
 
-def isa_known(spelling):
-    """Spellings ptxas 13.0 accepts and isa.py does not (reported to the lead): .sat with .oob
-    on fma .f16/.f16x2, and .rz/.rm/.rp with .oob on fma .bf16/.bf16x2."""
-    toks = spelling.split(".")
-    if toks[0] != "fma" or "oob" not in toks:
-        return False
-    if "sat" in toks and ("f16" in toks or "f16x2" in toks):
-        return True
-    return bool({"rz", "rm", "rp"} & set(toks)) and ("bf16" in toks or "bf16x2" in toks)
-
-
 def module(v, t, body, decls=DECLS):
     head = [f".version {v}", f".target {t}", ".address_size 64", ".visible .entry probe()", "{"]
     head += [f".reg {ty} {p}<4>;" for ty, p in decls]
@@ -137,7 +127,7 @@ def test_every_spelling_version_target_decision(line_errors):
     header, recs = _SP
     table, versions, targets = header["messages"], header["versions"], header["targets"]
     cases = agree = 0
-    wrong, known = [], []
+    wrong = []
     for k, r in enumerate(recs):
         v = spelling_verdict(r["spelling"])
         if v.family is None:
@@ -151,13 +141,10 @@ def test_every_spelling_version_target_decision(line_errors):
             (not want[0] or not want[1]) or want == got)
         if same:
             agree += len(versions) * len(targets)
-        elif isa_known(r["spelling"]):
-            known.append(r["line"])
         else:
             wrong.append((r["line"], sorted(want[0] ^ got[0], key=_vkey), sorted(want[1] ^ got[1]),
                           v.errors))
-    print(f"\n{cases} (spelling, .version, .target) cases, {agree} agree; "
-          f"{len(known)} spellings differ by isa.py rows (ISA_KNOWN)")
+    print(f"\n{cases} (spelling, .version, .target) cases, {agree} agree")
     assert cases > 15000 * 1000
     assert not wrong, "\n".join(map(str, wrong[:20]))
 
@@ -172,7 +159,7 @@ def test_messages_are_ptxas_messages(v, t):
     found, _ = check_lines(v, t, [r["line"] for r in recs])
     n, bad = 0, []
     for k, r in enumerate(recs):
-        if spelling_verdict(r["spelling"]).family is None or isa_known(r["spelling"]):
+        if spelling_verdict(r["spelling"]).family is None:
             continue
         n += 1
         want = messages_at(r, table, v, t)
@@ -181,18 +168,6 @@ def test_messages_are_ptxas_messages(v, t):
             bad.append((r["line"], want, [str(d) for d in got]))
     assert n > 15000
     assert not bad, "\n".join(map(str, bad[:20]))
-
-
-@needs_data
-def test_isa_table_rows_known_to_differ_from_ptxas():
-    """The spellings isa.py rejects and ptxas accepts; when the table is corrected this list
-    becomes empty (and ISA_KNOWN can go)."""
-    header, recs = _SP
-    known = [r["spelling"] for r in recs if isa_known(r["spelling"]) and r["syntax_ok"]
-             and spelling_verdict(r["spelling"]).errors]
-    if known:
-        pytest.xfail(f"isa.py rejects {len(known)} spellings ptxas accepts, e.g. "
-                     f"{', '.join(sorted(known, key=len)[:4])}")
 
 
 @needs_data
@@ -263,7 +238,6 @@ def _sample_lines(n=240, seed=7):
         header, recs = _SP
         table = header["messages"]
         pool = [r for r in recs if spelling_verdict(r["spelling"]).family is not None
-                and not isa_known(r["spelling"])
                 and not any(table[i]["text"].startswith("fatal") for i in r["msgs"])]
         rng = random.Random(seed)
         legal = [r["line"] for r in pool if r["legal"]]

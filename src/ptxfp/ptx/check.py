@@ -741,10 +741,10 @@ class _Checker:
             return d
         if name.startswith("!"):
             return p.lookup(name[1:], self.current)
-        if p.kind == "module" or self.strict:
+        if self.strict:
             severity = "error"
-        elif p.registers:
-            severity = "warning"             # a snippet that declares registers, but not this
+        elif p.registers or p.kind == "module":
+            severity = "warning"             # declares registers, but not this one
         else:
             return None
         pool = list(p.registers)
