@@ -31,7 +31,7 @@ from .. import isa
 from ..errors import SpellingError
 from ..spelling import parse
 from . import cvt_table
-from .reader import Addr, Imm, Program, PtxSyntaxError, Reg, Vec, read
+from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
            "requirement_messages", "KNOWN_VERSIONS", "TARGET_MIN_VERSION", "RULES"]
@@ -340,13 +340,6 @@ OPERAND_CLASSES = {
     "cvt.f32.from_bf16": frozenset({"f32", "b32"}),
     "cvt.bf16.a": frozenset({"b16"}),
 }
-#: how a class is described in messages
-CLASS_WORDS = {
-    "f16": ".f16", "f16x2": ".f16x2", "bf16": ".bf16", "bf16x2": ".bf16x2",
-    "mixed.f16": ".f16", "mixed.bf16": ".bf16", "f32.dst": ".f32", "f32.src": ".f32",
-}
-
-
 def _arith_slots(op, types):
     """(name, operand class) per operand of add/sub/mul/fma with these type tokens, or ()
     when the table has no such types."""
