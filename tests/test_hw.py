@@ -275,16 +275,16 @@ def test_compare_counts_mismatches_and_keeps_the_first_in_hex():
 
 
 def test_a_flipped_bit_from_the_runner_is_reported_with_its_inputs():
-    s = "add.rn.f16"
-    runner = ModelRunner(flip={s: (3, 0)})
+    s = P.CANARY_FORMS[0]        # compiled once for the probes' check already
+    runner = ModelRunner(flip={s: (3, 17)})
     r = verify_form(runner, s, n_random=1000, seed=1)
     assert r.mode == "native" and r.target == "sm_90"
-    assert r.vectors == V.special_values("f16").size ** 2 + 1000
+    assert r.vectors == 2 * V.special_values("f16").size ** 3 + 1000
     assert r.mismatches == 2                      # one launch of targeted, one of random
     ex = r.examples[0]
-    a, b = V.targeted(s)
-    assert ex["a"] == "0x%04X" % a[3] and ex["b"] == "0x%04X" % b[3]
-    assert int(ex["gpu"], 16) == int(ex["model"], 16) ^ 1
+    a, b, c = V.targeted(s)
+    assert (ex["a"], ex["b"], ex["c"]) == tuple("0x%08X" % x[3] for x in (a, b, c))
+    assert int(ex["gpu"], 16) == int(ex["model"], 16) ^ (1 << 17)
     clean = verify_form(ModelRunner(), s, n_random=1000, seed=1)
     assert clean.ok and clean.vectors == r.vectors
     run = {"meta": {**runner.device(), "hardware": True, "date": "today", "ptxfp": "0",
@@ -295,7 +295,7 @@ def test_a_flipped_bit_from_the_runner_is_reported_with_its_inputs():
            "forms": [r.to_dict()], "exhaustive": [], "probes": [], "policies": []}
     md = report.render(run)
     assert "**MISMATCH**" in md and "DRY RUN" not in md
-    assert f"| {ex['a']} | {ex['b']} | {ex['gpu']} | {ex['model']} |" in md
+    assert f"| {ex['a']} | {ex['b']} | {ex['c']} | {ex['gpu']} | {ex['model']} |" in md
     json.dumps(run)
 
 
@@ -311,6 +311,13 @@ def test_probe_inputs_hit_the_intended_exact_results():
         assert lo <= x < tiny and f16(a) >= tiny and f16(b) >= tiny   # normal inputs
     a, b = P._FTZ_IEEE
     assert f16(a) * f16(b) == tiny - Fraction(1, 2 ** 25)
+
+
+def test_probe_predictions_take_the_fast_path_and_it_agrees_with_execute():
+    # Probes call the lane function directly (one compilation for all forms and policies);
+    # the check compares it with execute() on random vectors.  If kernels.py moves on, probes
+    # fall back to execute() (correct, but one compilation per form and policy).
+    assert P._fast_path_ok(), "probes.py's fast path no longer fits kernels.py"
 
 
 def test_every_probe_is_well_formed():
@@ -422,20 +429,21 @@ def test_policy_answers_confirm_contradict_or_split():
 
 def test_dry_run_writes_the_report_and_json(tmp_path, capsys):
     md, js = tmp_path / "c.md", tmp_path / "c.json"
-    rc = command.main(["--backend", "model", "--forms", "add.rn.f16", "--vectors", "2000",
-                       "--test-vectors", "0", "--probes", "nan/*,widen-*", "--jobs", "1",
+    form = P.CANARY_FORMS[0]
+    rc = command.main(["--backend", "model", "--forms", form, "--vectors", "2000",
+                       "--test-vectors", "0", "--probes", "nan/*,ftz-*", "--jobs", "1",
                        "--out", str(md), "--json", str(js), "--quiet"])
     assert rc == 0
     out = capsys.readouterr().out
     assert "dry run (no hardware)" in out
     text = md.read_text()
-    assert "DRY RUN" in text and "| `add.rn.f16` | native | sm_90 |" in text
+    assert "DRY RUN" in text and f"| `{form}` | native | sm_90 |" in text
     assert "## Policies" in text and "`canonical_nan16`" in text
     run = json.loads(js.read_text())
     assert run["summary"]["mismatches"] == 0
     assert run["meta"]["hardware"] is False
     names = {p["name"] for p in run["probes"]}
-    assert "nan/add.rn.f16" in names            # widen-nan/* only come with mixed forms
+    assert names == {f"nan/{form}", f"ftz-tininess/{form}"}
     assert all(p["agrees"] is not False for p in run["probes"])
 
 

@@ -280,6 +280,19 @@ def exhaustive_chunk(spelling, start, stop, c=None):
     replicated into both lanes of a packed form.
     """
     ins = _ins(spelling)
+    n = stop - start
+    if start % 65536 == 0 and n % 65536 == 0:
+        # whole rows of b: a repeats, b counts 0..0xFFFF (fast: no per-element arithmetic)
+        rows = n // 65536
+        row_b = np.tile(np.arange(65536, dtype=np.uint16), rows)
+        a0 = np.repeat(np.arange(start >> 16, (start >> 16) + rows, dtype=np.uint16), 65536)
+        if ins.lanes == 1:
+            a, b = a0, row_b
+        else:
+            a1 = a0.astype(np.uint32) + np.uint32(1 << 15)     # pair i + 2**31: a + 0x8000
+            a = a0.astype(np.uint32) | (a1 << np.uint32(16))
+            b = row_b.astype(np.uint32) * np.uint32(0x10001)
+        return _with_c(ins, a, b, n, c)
     i = np.arange(start, stop, dtype=np.uint32)          # every index fits in 32 bits
     sh, lo16 = np.uint32(16), np.uint32(0xFFFF)
     if ins.lanes == 1:
@@ -289,14 +302,17 @@ def exhaustive_chunk(spelling, start, stop, c=None):
         j = i + np.uint32(PAIRS // 2)
         a = (i >> sh) | ((j >> sh) << sh)
         b = (i & lo16) | ((j & lo16) << sh)
+    return _with_c(ins, a, b, i.size, c)
+
+
+def _with_c(ins, a, b, n, c):
     if ins.opcode != "fma":
         return a, b
     cfmt = "f32" if ins.mixed else ins.lane_format
     if ins.lanes == 2:
         c = (c & 0xFFFF) | ((c & 0xFFFF) << 16)
         cfmt = "f16x2"
-    cc = np.full(i.size, c, dtype=_dtype(cfmt))
-    return a, b, cc
+    return a, b, np.full(n, c, dtype=_dtype(cfmt))
 
 
 def exhaustive_ranges(spelling, chunk=1 << 26, c_values=None):
