@@ -19,19 +19,20 @@ import pytest
 
 import ptxfp
 from ptxfp import isa, policy
-from ptxfp.hw import command, kernels as K, probes as P, report, vectors as V
+from ptxfp.hw import command, forms as F, kernels as K, probes as P, report, vectors as V
 from ptxfp.hw.runner import HardwareUnavailable, ModelRunner, get_runner
 from ptxfp.hw.verify import FormResult, compare, verify_form
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORMS = isa.canonical_spellings()
+ALL = F.all_spellings()                     # the arithmetic table, then the cvt table
+CVT = [s for s in ALL if s.startswith("cvt.")]
 PTXAS = shutil.which("ptxas")
 
 
 def _all_kernels():
-    ks = [K.kernel_for(s) for s in FORMS]
+    ks = [K.kernel_for(s) for s in ALL]
     ks += [K.native_kernel(s, 100) for s in FORMS if ptxfp.parse(s).mixed]
-    ks += [K.widen_kernel("f16"), K.widen_kernel("bf16")]
     return ks
 
 
@@ -67,6 +68,20 @@ def test_every_form_gets_a_kernel_with_its_instruction_loads_and_store():
             assert k.mode == "native", s
             ops = ", ".join(["%d"] + ["%" + n for n in ins.operand_names])
             assert f"    {s} {ops};" in lines, s
+
+
+def test_every_cvt_form_gets_a_native_kernel():
+    assert len(CVT) > 50 and ALL[:len(FORMS)] == FORMS
+    for s in CVT:
+        ins = F.parse_form(s)
+        k = K.kernel_for(s, 90)
+        assert k.mode == "native" and k.target == f"sm_{max(90, ins.min_sm)}", s
+        assert k.version >= ins.min_ptx and k.version >= (7, 8), s
+        ops = ", ".join(["%d"] + ["%" + n for n in ins.operand_names])
+        assert f"    {s} {ops};" in k.ptx.splitlines(), s
+        for n, w in zip(ins.operand_names, F.operand_widths(ins)):
+            assert f"ld.global.b{w} %{n}, [%ptr];" in k.ptx, s
+        assert f"st.global.b{ins.result_width} [%ptr], %d;" in k.ptx, s
 
 
 def test_mixed_forms_need_sm100_so_sm90_runs_their_decomposition():
@@ -113,7 +128,7 @@ def test_ptxas_accepts_every_kernel(tmp_path):
     bad = [(k.spelling, k.mode, k.target, err) for k, (rc, err) in zip(ks, results)
            if rc != 0 or err.strip()]
     assert not bad, bad[:5]
-    assert len(ks) == len(FORMS) + sum(ptxfp.parse(s).mixed for s in FORMS) + 2
+    assert len(ks) == len(ALL) + sum(ptxfp.parse(s).mixed for s in FORMS)
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
@@ -165,17 +180,10 @@ def _emulate_decomposed(kernel, a, b, c):
     return int(np.float32(regs["%fd"]).view(np.uint32))
 
 
-_KNOWN_MIXED_ADD_BUG = pytest.mark.xfail(
-    reason="ptxfp's mixed add/sub compute a +/- a instead of a +/- c "
-           "(kernels.lane uses b, which execute() sets to a, not c)", strict=False)
-
-
 @pytest.mark.skipif(gmpy2 is None, reason="gmpy2 not installed")
 @pytest.mark.parametrize("spelling", [
     "fma.rn.f32.f16", "fma.rm.sat.f32.bf16", "fma.rp.f32.bf16", "fma.rz.sat.f32.f16",
-    pytest.param("add.rn.f32.f16", marks=_KNOWN_MIXED_ADD_BUG),
-    pytest.param("sub.rz.sat.f32.bf16", marks=_KNOWN_MIXED_ADD_BUG),
-    pytest.param("add.rm.f32.bf16", marks=_KNOWN_MIXED_ADD_BUG),
+    "add.rn.f32.f16", "sub.rz.sat.f32.bf16", "add.rm.f32.bf16",
 ])
 def test_decomposed_kernel_computes_what_ptxfp_models(spelling):
     ins = ptxfp.parse(spelling)
@@ -196,8 +204,8 @@ def test_decomposed_kernel_computes_what_ptxfp_models(spelling):
 
 
 def test_vectors_have_the_operand_widths_of_every_form():
-    for s in FORMS:
-        ins = ptxfp.parse(s)
+    for s in ALL:
+        ins = F.parse_form(s)
         for name, ops in V.vector_sets(s, 257, seed=3):
             assert len(ops) == len(ins.operand_names), s
             sizes = {o.size for o in ops}
@@ -255,9 +263,27 @@ def test_exhaustive_chunks_cover_every_pair_once():
     assert not V.exhaustive_eligible("add.rn.f32.f16")
     assert V.exhaustive_c_values("fma.rn.bf16") == (0x8000, 0x3F80)
     assert V.exhaustive_c_values("add.rn.bf16") == (None,)
+    # cvt: every f32 input (packed: b = ~a, so each half sees every f32), every half input
+    assert V.exhaustive_size("cvt.rn.f16.f32") == 1 << 32
+    assert V.exhaustive_size("cvt.rz.relu.bf16x2.f32") == 1 << 32
+    assert V.exhaustive_size("cvt.f32.bf16") == 1 << 16
+    a, b = V.exhaustive_chunk("cvt.rn.bf16x2.f32", 5, 7)
+    assert a.tolist() == [5, 6] and b.tolist() == [0xFFFFFFFA, 0xFFFFFFF9]
+    (a,) = V.exhaustive_chunk("cvt.f32.f16", 0, 1 << 16)
+    assert a.dtype == np.uint16 and a.size == 1 << 16
+    (a,) = V.targeted("cvt.sat.f32.f16")
+    assert sorted(a.tolist()) == list(range(1 << 16))
 
 
 # ---- comparison and reporting --------------------------------------------------------------------
+
+
+def test_cvt_forms_are_verified_like_the_others():
+    s = "cvt.rn.relu.satfinite.f16x2.f32"
+    r = verify_form(ModelRunner(flip={s: (0, 31)}), s, n_random=500, seed=2)
+    assert r.mismatches == 2 and r.examples[0]["gpu"] != r.examples[0]["model"]
+    assert set(r.examples[0]) == {"a", "b", "gpu", "model"}
+    assert verify_form(ModelRunner(), "cvt.f32.bf16", n_random=500).ok
 
 
 def test_compare_counts_mismatches_and_keeps_the_first_in_hex():
@@ -329,10 +355,7 @@ def test_every_probe_is_well_formed():
         assert set(p.fields) <= fields, p.name
         assert len(p.settings) >= 2, p.name
         ops = p.operands()
-        if p.kind == "widen":
-            assert list(ops) == ["a"]
-            continue
-        ins = ptxfp.parse(p.spelling)
+        ins = F.parse_form(p.spelling)
         assert list(ops) == list(ins.operand_names), p.name
         for n, f in zip(ins.operand_names, ins.operand_formats):
             assert ops[n].dtype == (np.uint16 if f in ("f16", "bf16") else np.uint32), p.name
@@ -346,12 +369,10 @@ def test_every_probe_is_well_formed():
 def test_the_settings_of_each_probe_predict_different_bits():
     ps = {p.name: p for p in P.probes()}
     for name, p in ps.items():
-        ins = None if p.kind == "widen" else ptxfp.parse(p.spelling)
+        ins = F.parse_form(p.spelling)
         fam = name.split("/")[0]
         if fam in ("nan", "oob-sign-c", "oob-other-nans") and ins.sat:
             assert not p.informative(), name         # .sat turns every NaN into +0.0
-        elif fam == "sat-minus-zero" and ins.mixed and ins.opcode == "sub":
-            continue              # see _KNOWN_MIXED_ADD_BUG: a - a hides the -0.0 input
         else:
             assert p.informative(), name
     ftz = ps["ftz-tininess/mul.rn.ftz.f16"].predictions()
@@ -376,6 +397,12 @@ def test_the_settings_of_each_probe_predict_different_bits():
     widen = {k: v.tolist() for k, v in ps["widen-nan/cvt.f32.bf16"].predictions().items()}
     assert widen["payload"][:4] == [0x7FF60000, 0xFFF60000, 0x7F810000, 0xFF810000]
     assert widen["canonical"][:4] == [policy.current().canonical_nan32] * 4
+    assert "widen-nan/cvt.sat.f32.f16" not in ps        # .sat: NaN -> +0.0, nothing to see
+    csat = {k: v.tolist() for k, v in ps["sat-minus-zero/cvt.rn.sat.f16.f32"].predictions()
+            .items()}
+    assert csat == {"-0.0 -> +0.0": [0, 0, 0], "-0.0 stays -0.0": [0x8000] * 3}
+    cnan = ps["nan/cvt.rz.relu.bf16x2.f32"].predictions()
+    assert cnan["0x7FC0"].tolist()[0] == 0x7FC03F80     # a -> d[31:16], b -> d[15:0]
 
 
 def _judge_as(probe, label):
@@ -471,7 +498,7 @@ def test_user_errors_are_one_line_and_exit_2(capsys):
 def test_list_and_emit_ptx_need_no_gpu(tmp_path, capsys):
     assert command.main(["--list"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == len(FORMS)
+    assert len(out) == len(ALL)
     assert any(ln.startswith("fma.rn.f32.f16 ") and "decomposed" in ln for ln in out)
     assert command.main(["--list", "--sm", "100", "--forms", "fma.rn.f32.f16"]) == 0
     assert "native" in capsys.readouterr().out
@@ -486,7 +513,8 @@ def test_select_forms_takes_spellings_and_globs():
     assert command.select_forms("add.f16,fma.rn.bf16") == ["add.f16", "fma.rn.bf16"]
     assert command.select_forms("fma.rn.oob.*") == [s for s in FORMS
                                                     if s.startswith("fma.rn.oob.")]
-    assert command.select_forms("all") == FORMS and command.select_forms("none") == []
+    assert command.select_forms("all") == ALL and command.select_forms("none") == []
+    assert command.select_forms("cvt.*") == CVT
 
 
 def test_conformance_doc_says_how_to_run():

@@ -16,9 +16,9 @@ import sys
 import tempfile
 import time
 
-from .. import isa, policy
+from .. import policy
 from ..errors import PtxfpError
-from ..spelling import parse
+from .forms import all_spellings, parse_form as parse
 from . import probes as P
 from . import report
 from . import vectors as V
@@ -42,7 +42,8 @@ def _parser(prog):
                     "policies (docs/conformance.md).")
     p.add_argument("--forms", default="all", metavar="LIST",
                    help="comma-separated spellings or globs over the canonical spellings "
-                        "(e.g. 'fma.*.bf16*,add.rn.f16'); 'all' (default) or 'none'")
+                        "of the arithmetic and cvt tables (e.g. 'fma.*.bf16*,add.rn.f16,cvt.*'); "
+                        "'all' (default) or 'none'")
     p.add_argument("--vectors", type=int, default=DEFAULT_VECTORS, metavar="N",
                    help=f"random vectors per form, besides the targeted ones "
                         f"(default {DEFAULT_VECTORS:,})")
@@ -89,7 +90,7 @@ def select_forms(text):
     """The canonical spellings a --forms value names (spellings or globs), in table order."""
     if text.strip().lower() == "none":
         return []
-    table = isa.canonical_spellings()
+    table = all_spellings()
     if text.strip().lower() in ("all", "*"):
         return list(table)
     out = []
@@ -208,7 +209,7 @@ def _form_line(r):
     status = f"error: {r['error']}" if r["error"] else (
         "ok" if not r["mismatches"] else f"{r['mismatches']:,} MISMATCHES")
     cut = "" if r["complete"] else " (cut short)"
-    return (f"  {r['spelling']:<26} {r['mode']:<10} {r['kind']:<10} {r['vectors']:>14,} vectors"
+    return (f"  {r['spelling']:<34} {r['mode']:<10} {r['kind']:<10} {r['vectors']:>14,} vectors"
             f"  {status}{cut}  ({r['seconds']:.1f} s)")
 
 
@@ -351,7 +352,7 @@ def _list(forms, sm):
         k = kernel_for(s, sm)
         ins = parse(s)
         sweep = "exhaustive-ok" if V.exhaustive_eligible(ins) else ""
-        print(f"{s:<26} {k.mode:<10} .target {k.target:<7} .version {k.version_str:<4} "
+        print(f"{s:<34} {k.mode:<10} .target {k.target:<7} .version {k.version_str:<4} "
               f"needs sm_{ins.min_sm}  {sweep}")
 
 

@@ -1,4 +1,4 @@
-"""PTX text for the hardware harness: one kernel per instruction form.
+"""PTX text for the hardware harness: one kernel per instruction form (arithmetic and cvt).
 
 Every kernel has the same signature, ``(a, b, c, d, n)``: four pointers to global arrays and an
 element count.  Thread ``i`` (the global thread index) loads ``a[i]``, ``b[i]``, ``c[i]`` with
@@ -14,7 +14,7 @@ and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  Such a kernel
 
 from dataclasses import dataclass
 
-from ..spelling import Instruction, parse
+from .forms import is_cvt, is_mixed, operand_widths, parse_form, result_width
 
 #: default GPU architecture: the lent GPUs are H100/H200 (sm_90)
 DEFAULT_SM = 90
@@ -45,7 +45,7 @@ def _width(fmt):
 class Kernel:
     """One generated PTX module and what a runner needs to know to launch it."""
     spelling: str          #: the form under test (canonical spelling)
-    mode: str              #: 'native', 'decomposed', or 'probe' (a helper kernel of a probe)
+    mode: str              #: 'native' or 'decomposed'
     sm: int                #: the .target it is written for
     version: tuple         #: the .version it declares
     ptx: str
@@ -70,13 +70,9 @@ class Kernel:
         return tuple(n for n, w in zip("abc", self.widths[:3]) if w)
 
 
-def native_sm_needed(ins):
-    return ins.min_sm
-
-
 def can_run_natively(ins, sm):
     """Whether a GPU of compute capability ``sm`` (e.g. 90) runs ``ins`` as written."""
-    return sm >= ins.min_sm and not (ins.min_sm >= 100 and sm < 100)
+    return sm >= ins.min_sm
 
 
 def _module(spelling, mode, sm, version, widths, body):
@@ -150,14 +146,13 @@ def _version_for(min_ptx, sm):
 
 
 def _widths(ins):
-    names = ins.operand_names
-    fmts = dict(zip(names, ins.operand_formats))
-    return tuple(_width(fmts[n]) if n in fmts else 0 for n in "abc") + (_width(ins.dtype),)
+    w = dict(zip(ins.operand_names, operand_widths(ins)))
+    return tuple(w.get(n, 0) for n in "abc") + (result_width(ins),)
 
 
 def native_kernel(spelling, sm=DEFAULT_SM):
     """The kernel that runs the form as written, for a GPU of compute capability ``sm``."""
-    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    ins = parse_form(spelling)
     sm = max(sm, ins.min_sm)
     version = _version_for(ins.min_ptx, sm)
     ops = ", ".join(["%d"] + ["%" + n for n in ins.operand_names])
@@ -174,8 +169,8 @@ _CVT_REQ = {"f16": ((4, 2), 53), "bf16": ((7, 8), 90)}
 def decomposed_kernel(spelling, sm=DEFAULT_SM):
     """The kernel that runs a mixed-precision form through its definition on .f32:
     exact ``cvt.f32.{atype}`` of a (and b), then ``{op}.{rnd}{.sat}.f32`` (no .ftz)."""
-    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
-    if not ins.mixed:
+    ins = parse_form(spelling)
+    if not is_mixed(ins):
         raise ValueError(f"'{ins}' is not a mixed-precision form; it has no decomposition")
     ptx_req, sm_req = _CVT_REQ[ins.atype]
     sm = max(sm, sm_req)
@@ -198,21 +193,9 @@ def decomposed_kernel(spelling, sm=DEFAULT_SM):
 def kernel_for(spelling, sm=DEFAULT_SM):
     """The kernel a GPU of compute capability ``sm`` runs for the form: native where it can,
     else the decomposition (mixed-precision forms)."""
-    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    ins = parse_form(spelling)
     if can_run_natively(ins, sm):
         return native_kernel(ins, sm)
-    if ins.mixed:
+    if is_mixed(ins):
         return decomposed_kernel(ins, sm)
     raise ValueError(f"'{ins}' needs sm_{ins.min_sm}; this GPU is sm_{sm}")
-
-
-def widen_kernel(atype, sm=DEFAULT_SM):
-    """Probe helper: ``cvt.f32.{atype} d, a`` alone (what the widening does to NaN payloads)."""
-    ptx_req, sm_req = _CVT_REQ[atype]
-    sm = max(sm, sm_req)
-    version = _version_for(ptx_req, sm)
-    body = (f"cvt.f32.{atype} %fa, %a;", "mov.b32 %d, %fa;")
-    name = f"cvt.f32.{atype}"
-    widths = (16, 0, 0, 32)
-    return Kernel(name, "probe", sm, version, _module(name, "probe", sm, version, widths, body),
-                  widths, body)

@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field, fields as dc_fields
 
 import numpy as np
 
-from .. import isa, policy
+from .. import policy
 from ..execute import execute
-from ..spelling import parse
-from .kernels import kernel_for, widen_kernel
+from .forms import all_spellings, is_cvt, model as form_model, parse_form as parse, result_width
+from .kernels import kernel_for
 from .runner import KernelError, model_widen
 
 # ---- the model on a few vectors, whatever the policy (one compiled lane, no per-form build) --
@@ -41,6 +41,8 @@ def model(spelling, vectors):
     cols = [np.array([v[k] for v in vectors],
                      dtype=np.uint32 if f not in ("f16", "bf16") else np.uint16)
             for k, f in enumerate(ins.operand_formats)]
+    if is_cvt(ins):          # convert() takes the policy as arguments: no compilation per policy
+        return np.asarray(form_model(ins, *cols)).reshape(-1)
     if _fast_path_ok():
         try:
             return _lane_model(ins, cols)
@@ -140,27 +142,19 @@ class Probe:
     spelling: str                #: the form run (or cvt.f32.{f16,bf16} for widening probes)
     vectors: tuple               #: operand tuples in PTX order
     settings: tuple              #: Setting, ...
-    kind: str = "form"           #: 'form' or 'widen'
-
     def operands(self):
-        if self.kind == "widen":
-            return {"a": np.array([v[0] for v in self.vectors], np.uint16)}
         ins = parse(self.spelling)
         return {n: np.array([v[k] for v in self.vectors],
                             dtype=np.uint16 if f in ("f16", "bf16") else np.uint32)
                 for k, (n, f) in enumerate(zip(ins.operand_names, ins.operand_formats))}
 
     def kernel(self, sm):
-        if self.kind == "widen":
-            return widen_kernel(self.spelling.rsplit(".", 1)[1], sm)
         return kernel_for(self.spelling, sm)
 
     def predict(self, setting):
         if setting.predictor is not None:
             return np.asarray(setting.predictor(self))
         with policy.using(**setting.policy_changes):
-            if self.kind == "widen":
-                return _convert_model(self.spelling, self.operands()["a"])
             return model(self.spelling, self.vectors)
 
     def predictions(self):
@@ -168,8 +162,6 @@ class Probe:
 
     def current(self):
         """The prediction of the policy in force (what ptxfp says today)."""
-        if self.kind == "widen":
-            return _convert_model(self.spelling, self.operands()["a"])
         return model(self.spelling, self.vectors)
 
     def informative(self):
@@ -385,51 +377,85 @@ def _is_nan16(h, fmt):
     return (h & 0x7FFF) > (0x7C00 if fmt == "f16" else 0x7F80)
 
 
-def _convert_model(spelling, a):
-    """ptxfp's cvt on ``a`` under the policy in force (None if this ptxfp has no cvt model)."""
-    try:
-        from ..convert import convert
-    except ImportError:
-        return None
-    return np.asarray(convert(spelling, a)).reshape(-1).astype(np.uint32)
-
-
-def _widen_probe(atype):
+def _widen_probe(s):
+    ins = parse(s)
+    atype = ins.operand_formats[0]
     vals = (_NANS[atype][:6] + (0x7FF7, 0xFFF7, 0x7FFF, 0xFFFF) +
             (0x0001, 0x8001, _ONE[atype], _INF[atype], 0))
-    name = f"cvt.f32.{atype}"
     ieee = Setting("payload kept, quiet bit set (IEEE; not in Policy)", (),
-                   lambda p: model_widen(atype, p.operands()["a"]))
-    if _convert_model(name, np.zeros(1, np.uint16)) is None:
-        settings = (ieee,
-                    Setting("payload kept as is", (),
-                            lambda p: model_widen(atype, p.operands()["a"], quiet=False)),
-                    Setting("canonical 0x7FFFFFFF", (),
-                            lambda p: _canonical_widen(atype, p.operands()["a"])))
-        fields = ()
+                   lambda p: _ieee_widen(p, atype))
+    settings = (Setting("canonical", (("widen_nan", "canonical"),)),
+                Setting("payload", (("widen_nan", "payload"),)), ieee)
+    return Probe(f"widen-nan/{ins}", ("widen_nan",),
+                 f"What does the exact widening {ins} (as in the mixed forms' decomposition) "
+                 "do to NaN payloads?", str(ins), tuple((v,) for v in vals), settings)
+
+
+def _ieee_widen(probe, atype):
+    # the payload reading with the quiet bit set; non-NaN results as ptxfp has them (.ftz/.sat)
+    ops = probe.operands()["a"]
+    out = probe.current().astype(np.uint32)
+    ieee = model_widen(atype, ops)
+    nan = (ieee & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
+    return np.where(nan, ieee, out)
+
+
+_F32_TINY_NEG = 0xB2800000          #: -2**-26: rounds to -0.0 in f16 and bf16 (.rn, .rz)
+
+
+def _cvt_nan_probe(s):
+    ins = parse(s)
+    one = _ONE["f32"]
+    vecs = []
+    for nan in _NANS["f32"]:
+        vecs += [(nan,)] if ins.lanes == 1 else [(nan, one), (one, nan)]
+    fld = "canonical_nan16"
+    cur = getattr(policy.current(), fld)
+    values = [cur] + [v for v in _NAN_FMT_VALUES[ins.result_format] if v != cur]
+    return Probe(f"nan/{ins}", (fld,),
+                 f"Which NaN does {ins} return for NaN inputs (payloads, negative, "
+                 "signalling)?", str(ins), tuple(vecs),
+                 tuple(Setting("0x%04X" % v, ((fld, v),)) for v in values))
+
+
+def _cvt_zero_probe(s, mod):
+    ins = parse(s)
+    fld = {"sat": "sat_minus_zero_to_plus", "relu": "relu_minus_zero_to_plus"}[mod]
+    if ins.narrowing:
+        base = [0x80000000, _F32_TINY_NEG, 0x80000001]
+        vecs = [(x,) for x in base] if ins.lanes == 1 else \
+            [(x, _ONE["f32"]) for x in base] + [(_ONE["f32"], x) for x in base]
     else:
-        settings = (Setting("canonical", (("widen_nan", "canonical"),)),
-                    Setting("payload", (("widen_nan", "payload"),)), ieee)
-        fields = ("widen_nan",)
-    return Probe(f"widen-nan/{name}", fields,
-                 f"What does the exact widening {name} (the first step of the mixed forms' "
-                 "decomposition) do to NaN payloads?", name,
-                 tuple((v,) for v in vals), settings, kind="widen")
+        vecs = [(_MZERO[ins.operand_formats[0]],)]
+    settings = (Setting("-0.0 -> +0.0", ((fld, True),)), Setting("-0.0 stays -0.0", ((fld, False),)))
+    return Probe(f"{mod}-minus-zero/{ins}", (fld,),
+                 f"Does .{mod} turn a -0.0 result of {ins} into +0.0?", str(ins), tuple(vecs),
+                 settings)
 
 
-def _canonical_widen(atype, a):
-    out = model_widen(atype, a)
-    nan = (out & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    return np.where(nan, np.uint32(0x7FFFFFFF), out).astype(np.uint32)
+def _cvt_probes(s):
+    ins = parse(s)
+    if ins.narrowing:
+        out = [_cvt_nan_probe(s)]
+    else:
+        out = [] if ins.sat else [_widen_probe(s)]     # .sat: every NaN becomes +0.0
+    if ins.sat:
+        out.append(_cvt_zero_probe(s, "sat"))
+    if ins.relu:
+        out.append(_cvt_zero_probe(s, "relu"))
+    return out
 
 
 def probes(spellings=None):
-    """Every probe for the forms in ``spellings`` (default: the whole table), informative ones
-    only (some settings must predict different bits)."""
-    forms = spellings if spellings is not None else isa.canonical_spellings()
+    """Every probe for the forms in ``spellings`` (default: both tables), informative or not
+    (see ``informative``)."""
+    forms = spellings if spellings is not None else all_spellings()
     out = []
     for s in forms:
         ins = _ins(s)
+        if is_cvt(ins):
+            out += _cvt_probes(s)
+            continue
         cands = [_nan_probe(s)]
         if ins.ftz:
             cands.append(_ftz_probe(s))
@@ -440,8 +466,6 @@ def probes(spellings=None):
         if ins.oob:
             cands += [_oob_probe(s), _oob_other_probe(s)]
         out += [p for p in cands if p is not None]
-    if spellings is None or any(_ins(s).mixed for s in forms):
-        out += [_widen_probe("f16"), _widen_probe("bf16")]
     return out
 
 
@@ -501,11 +525,8 @@ def same_up_to_nan(x, y, fmt, lanes):
 
 
 def _result_format(probe):
-    if probe.kind == "widen":
-        return "f32", 1, 32
     ins = parse(probe.spelling)
-    width = 16 if ins.dtype in ("f16", "bf16") else 32
-    return ins.result_format, ins.lanes, width
+    return ins.result_format, ins.lanes, result_width(ins)
 
 
 def judge(probe, measured):

@@ -310,17 +310,9 @@ class ModelRunner(Runner):
                 "backend": f"ptxfp {ptxfp.__version__} model (no hardware)"}
 
     def launch(self, kernel, arrays, n):
-        import ptxfp
-        if kernel.mode == "probe":
-            try:
-                from ..convert import convert
-                out = np.asarray(convert(kernel.spelling, arrays[0])).reshape(-1)
-            except ImportError:
-                out = model_widen(kernel.spelling.rsplit(".", 1)[1], arrays[0])
-        else:
-            ins = ptxfp.parse(kernel.spelling)
-            ops = [x for x in arrays if x is not None]
-            out = np.asarray(ptxfp.execute(ins, *ops)).reshape(-1)
+        from .forms import model, parse_form
+        ops = [x for x in arrays if x is not None]
+        out = np.asarray(model(parse_form(kernel.spelling), *ops)).reshape(-1)
         out = out.copy()
         if kernel.spelling in self.flip and n:
             index, bit = self.flip[kernel.spelling]

@@ -19,7 +19,7 @@ and for the .f32 operand c of the mixed forms.  Generators are deterministic in 
 
 import numpy as np
 
-from ..spelling import Instruction, parse
+from .forms import is_cvt, parse_form
 
 _LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
 
@@ -69,7 +69,7 @@ def special_values(fmt):
 
 
 def _ins(spelling):
-    return spelling if isinstance(spelling, Instruction) else parse(spelling)
+    return parse_form(spelling)
 
 
 def _dtype(fmt):
@@ -198,6 +198,8 @@ def random_vectors(spelling, n, seed=0):
     own (lanes of one vector come from different strategies)."""
     ins = _ins(spelling)
     rng = np.random.default_rng(seed)
+    if is_cvt(ins):
+        return _cvt_random(ins, n, rng)
     parts = [("uniform", n - 2 * (n // 4)), ("close", n // 4), ("aimed", n // 4)]
 
     def one_lane():
@@ -225,6 +227,8 @@ def targeted(spelling):
     """Every combination of special values over the operands (packed forms: the combination in
     lane 0 with the reversed list in lane 1, and the same with the lanes swapped)."""
     ins = _ins(spelling)
+    if is_cvt(ins):
+        return _cvt_targeted(ins)
     lists = [special_values(f) for f in _formats(ins, lanes=True)]
     grid = [g.reshape(-1) for g in np.meshgrid(*lists, indexing="ij")]
     if ins.lanes == 1:
@@ -253,23 +257,36 @@ PAIRS = 1 << 32
 def exhaustive_eligible(spelling):
     """Whether every (a, b) pair of the form can be swept: 16-bit a and b (add/sub/mul, fma and
     mixed fma with c fixed, packed forms over their two lanes); mixed add/sub (a 16-bit, c 32-bit)
-    cannot."""
+    cannot.  Every cvt form can (all 2^32 f32 inputs, or all 2^16 half inputs)."""
     ins = _ins(spelling)
-    return "b" in ins.operand_names
+    return is_cvt(ins) or "b" in ins.operand_names
+
+
+def exhaustive_description(spelling):
+    ins = _ins(spelling)
+    if not is_cvt(ins):
+        return "all 2^32 (a, b) pairs"
+    if not ins.narrowing:
+        return "all 2^16 inputs"
+    return "all 2^32 f32 inputs" + (" in each half (b = ~a)" if ins.lanes == 2 else "")
 
 
 def exhaustive_c_values(spelling, c_values=None):
     """The fixed c values an exhaustive sweep of the form uses (``(None,)`` when it has no c)."""
     ins = _ins(spelling)
     if ins.opcode != "fma":
-        return (None,)
+        return (None,)  # add/sub/mul and cvt
     fmt = "f32" if ins.mixed else ins.lane_format
     return tuple(c_values) if c_values else EXHAUSTIVE_C[fmt]
 
 
 def exhaustive_size(spelling):
-    """Vectors in one sweep (for one c): 2**32 scalar, 2**31 packed (two pairs a vector)."""
-    return PAIRS // _ins(spelling).lanes
+    """Vectors in one sweep (for one c): 2**32 scalar, 2**31 packed (two pairs a vector);
+    cvt: 2**32 f32 inputs (packed: b = ~a), 2**16 half inputs."""
+    ins = _ins(spelling)
+    if is_cvt(ins):
+        return PAIRS if ins.narrowing else 1 << 16
+    return PAIRS // ins.lanes
 
 
 def exhaustive_chunk(spelling, start, stop, c=None):
@@ -281,6 +298,11 @@ def exhaustive_chunk(spelling, start, stop, c=None):
     """
     ins = _ins(spelling)
     n = stop - start
+    if is_cvt(ins):
+        if not ins.narrowing:
+            return (np.arange(start, stop, dtype=np.uint32).astype(np.uint16),)
+        a = np.arange(start, stop, dtype=np.uint32)
+        return (a, ~a) if ins.lanes == 2 else (a,)
     if start % 65536 == 0 and n % 65536 == 0:
         # whole rows of b: a repeats, b counts 0..0xFFFF (fast: no per-element arithmetic)
         rows = n // 65536
@@ -327,3 +349,59 @@ def exhaustive_chunks(spelling, chunk=1 << 26, c_values=None):
     """Iterate over a whole sweep: ``(c, start, stop, operands)`` per chunk (built lazily)."""
     for c, start, stop in exhaustive_ranges(spelling, chunk, c_values):
         yield c, start, stop, exhaustive_chunk(spelling, start, stop, c)
+
+
+# ---- cvt ---------------------------------------------------------------------------------------
+
+def _half(ins):
+    """The 16-bit format of a cvt form (the destination lanes, or the widened source)."""
+    return ins.result_format if ins.narrowing else ins.operand_formats[0]
+
+
+def _f32_of(h, fmt):
+    return encode(decode(h, fmt), "f32")
+
+
+def _boundaries(h, fmt, rng):
+    """f32 values at and around the rounding boundaries of a 16-bit format: the representable
+    values themselves, the midpoints to their neighbours, each nudged by 0..2 f32 ulps."""
+    h = h.astype(np.int64)
+    nxt = ((h & 0x7FFF) + 1) | (h & 0x8000)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mid = (decode(h.astype(np.uint16), fmt) + decode(nxt.astype(np.uint16), fmt)) / 2
+    base = np.where(rng.integers(0, 2, h.size) == 1, encode(mid, "f32"), _f32_of(h, fmt))
+    wig = rng.integers(-2, 3, h.size)
+    return ((base.astype(np.int64) + wig) & 0xFFFFFFFF).astype(np.uint32)
+
+
+def _cvt_random(ins, n, rng):
+    if not ins.narrowing:
+        return (_uniform(rng, n, ins.operand_formats[0]),)
+    fmt = _half(ins)
+    ebias = {"f16": 112, "bf16": 0}[fmt]          # f32 exponent field of the format's 2**0 - 15
+    ops = []
+    for _ in ins.operand_names:
+        k = n // 4
+        parts = [_uniform(rng, n - 2 * k, "f32"),
+                 _boundaries(_finite(rng, k, fmt), fmt, rng),
+                 _finite_exp(rng, "f32", ebias + rng.integers(-12, 34 if fmt == "f16" else 256,
+                                                              k))]
+        x = np.concatenate(parts)
+        ops.append(x[rng.permutation(n)])
+    return tuple(ops)
+
+
+def _cvt_targeted(ins):
+    if not ins.narrowing:                          # every input: 65,536 vectors
+        return (np.arange(1 << 16, dtype=np.uint32).astype(np.uint16),)
+    fmt = _half(ins)
+    rng = np.random.default_rng(1)
+    halfs = special_values(fmt)
+    vals = np.unique(np.concatenate([
+        special_values("f32"), _f32_of(halfs, fmt),
+        _boundaries(np.repeat(halfs, 4), fmt, rng),
+    ]).astype(np.uint32))
+    if ins.lanes == 1:
+        return (vals,)
+    rev = vals[::-1].copy()
+    return (np.concatenate([vals, rev]), np.concatenate([rev, vals]))

@@ -11,9 +11,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..execute import execute
-from ..spelling import parse
 from . import vectors as V
+from .forms import model, operand_widths, parse_form as parse, result_width
 from .kernels import kernel_for
 from .runner import KernelError
 
@@ -49,8 +48,7 @@ class FormResult:
 
 
 def _widths(ins):
-    return [16 if f in ("f16", "bf16") else 32 for f in ins.operand_formats], \
-        16 if ins.dtype in ("f16", "bf16") else 32
+    return list(operand_widths(ins)), result_width(ins)
 
 
 def compare(ins, operands, got, expected, result, limit=EXAMPLES):
@@ -76,7 +74,7 @@ def compare(ins, operands, got, expected, result, limit=EXAMPLES):
 def run_batch(runner, kernel, ins, operands, result, limit=EXAMPLES):
     """Run one batch of vectors on the GPU and against the model; returns mismatches."""
     got = runner.run(kernel, dict(zip(ins.operand_names, operands)))
-    expected = execute(ins, *operands)
+    expected = model(ins, *operands)
     return compare(ins, operands, got, expected, result, limit)
 
 
@@ -120,11 +118,11 @@ def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, d
     t0 = time.monotonic()
     result = FormResult(str(ins), kind="exhaustive")
     if not V.exhaustive_eligible(ins):
-        result.error = "not sweepable (a 16-bit, c 32-bit)"
+        result.error = "not sweepable (a 16-bit, c 32-bit: 2^48 pairs)"
         return result
     cs = V.exhaustive_c_values(ins, c_values)
-    cw = 32 if ins.mixed else 16
-    result.detail = "all 2^32 (a, b) pairs" + (
+    cw = 32 if getattr(ins, "mixed", False) else 16
+    result.detail = V.exhaustive_description(ins) + (
         ", c = " + ", ".join(_hex(c, cw) for c in cs) if cs != (None,) else "")
     try:
         kernel = kernel_for(ins, runner.sm)
