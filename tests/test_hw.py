@@ -20,7 +20,7 @@ import pytest
 import ptxfp
 from ptxfp import isa, policy
 from ptxfp.hw import command, forms as F, kernels as K, probes as P, report, vectors as V
-from ptxfp.hw.runner import HardwareUnavailable, ModelRunner, get_runner
+from ptxfp.hw.runner import HardwareUnavailable, InterpRunner, ModelRunner, get_runner
 from ptxfp.hw.verify import FormResult, compare, verify_form
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -82,6 +82,19 @@ def test_every_cvt_form_gets_a_native_kernel():
         for n, w in zip(ins.operand_names, F.operand_widths(ins)):
             assert f"ld.global.b{w} %{n}, [%ptr];" in k.ptx, s
         assert f"st.global.b{ins.result_width} [%ptr], %d;" in k.ptx, s
+
+
+@pytest.mark.parametrize("spelling", [
+    "fma.rn.ftz.relu.f16x2",              # three 32-bit loads, a 32-bit store
+    "cvt.rz.ftz.bf16.f32",                # 32-bit load, 16-bit store
+    "cvt.sat.f32.f16",                    # 16-bit load, 32-bit store
+    "cvt.rn.relu.satfinite.f16x2.f32",    # a and b, no c
+])
+def test_kernels_run_in_ptxfps_ptx_interpreter(spelling):
+    # The generated text itself (thread index, bound check, loads, stores) on the CPU: more
+    # threads than vectors, a and b and c and d side by side in one memory.
+    r = verify_form(InterpRunner(), spelling, n_random=300, seed=4)
+    assert r.error is None and r.ok and r.vectors > 300, r.to_dict()
 
 
 def test_mixed_forms_need_sm100_so_sm90_runs_their_decomposition():

@@ -64,8 +64,9 @@ def _parser(prog):
     p.add_argument("--json", metavar="PATH", help="write the full results as JSON here")
     p.add_argument("--examples", type=int, default=EXAMPLES, metavar="K",
                    help=f"mismatching vectors kept per form (default {EXAMPLES})")
-    p.add_argument("--backend", choices=("auto", "cupy", "cuda-python", "model"),
-                   default="auto", help="'model' is a dry run without a GPU (ptxfp plays it)")
+    p.add_argument("--backend", choices=("auto", "cupy", "cuda-python", "model", "interp"),
+                   default="auto", help="'model' is a dry run without a GPU (ptxfp plays it); "
+                                        "'interp' runs the kernels in ptxfp's PTX interpreter")
     p.add_argument("--device", type=int, default=0, help="GPU index (default 0)")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="processes verifying forms in parallel (default: CPUs / 2, at most 8)")

@@ -8,11 +8,14 @@
   ``cuLaunchKernel``), for machines with cuda-python and no CuPy.
 - ``model``: no GPU at all; ptxfp itself plays the GPU (a dry run of the whole pipeline, whose
   report says so).  For testing the harness, never for conformance.
+- ``interp``: no GPU either; ptxfp's PTX interpreter runs the generated kernel text (checks the
+  kernels' indexing, loads and stores on the CPU; not the decomposed kernels: no f32 there).
 - ``auto`` (default): CuPy, else cuda-python.
 
 A missing backend or GPU raises ``HardwareUnavailable`` with one line for the user.
 """
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -120,6 +123,7 @@ class CupyRunner(Runner):
         self._dev = cupy.cuda.Device(index)
         self._dev.use()
         self._dir = tempfile.mkdtemp(prefix="ptxfp-hw-")
+        atexit.register(shutil.rmtree, self._dir, True)
         self._functions = {}
         self._info = None
 
@@ -241,8 +245,9 @@ class CudaPythonRunner(Runner):
     def _function(self, kernel):
         fn = self._functions.get(kernel.ptx)
         if fn is None:
+            image = np.frombuffer(kernel.ptx.encode() + b"\0", dtype=np.uint8)
             try:
-                mod = self._check(self.cu.cuModuleLoadData(kernel.ptx.encode() + b"\0"))
+                mod = self._check(self.cu.cuModuleLoadData(image.ctypes.data))
                 fn = self._check(self.cu.cuModuleGetFunction(mod, ENTRY.encode()))
             except KernelError as exc:
                 raise KernelError(f"the driver refused the PTX of '{kernel.spelling}' "
@@ -271,8 +276,12 @@ class CudaPythonRunner(Runner):
             values = [np.array([int(p)], dtype=np.uint64) for p in dev]
             values.append(np.array([n], dtype=np.uint32))
             params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
+            try:
+                stream = cu.CUstream(0)
+            except Exception:
+                stream = 0
             self._check(cu.cuLaunchKernel(fn, (n + BLOCK - 1) // BLOCK, 1, 1, BLOCK, 1, 1, 0,
-                                          0, params.ctypes.data, 0))
+                                          stream, params.ctypes.data, 0))
             self._check(cu.cuCtxSynchronize())
             self._check(cu.cuMemcpyDtoH(out.ctypes.data, dev[-1], out.nbytes))
         except KernelError as exc:
@@ -321,6 +330,53 @@ class ModelRunner(Runner):
         return out
 
 
+class InterpRunner(Runner):
+    """ptxfp's own PTX interpreter (ptxfp.ptx.interp) runs the generated kernel text, in one
+    block of threads over a flat memory holding a, b, c and d: a CPU check that the kernels
+    index, load, bound-check and store as intended.  The instruction itself is ptxfp's, so this
+    says nothing about hardware; f32 arithmetic (the decomposed kernels) is not modeled there.
+    """
+    name = "interp"
+    hardware = False
+
+    def __init__(self, sm=DEFAULT_SM):
+        self._sm = sm
+
+    def device(self):
+        import ptxfp
+        return {"gpu": "none (ptxfp's PTX interpreter runs the kernels)", "sm": self._sm,
+                "compute_capability": f"{self._sm // 10}.{self._sm % 10}", "driver": None,
+                "cuda_driver_api": None, "cuda_runtime": None,
+                "backend": f"ptxfp {ptxfp.__version__} PTX interpreter (no hardware)"}
+
+    def launch(self, kernel, arrays, n):
+        from ..errors import PtxfpError
+        from ..ptx.interp import MEMORY_KEY, run
+        out = np.zeros(n, _dtype(kernel.widths[3]))
+        if not n:
+            return out
+        parts, addr, pos = [], {}, 0
+        for name, x in zip("abcd", arrays + [out]):
+            addr[name] = pos
+            if x is not None:
+                parts.append(np.ascontiguousarray(x).view(np.uint8))
+                pos += x.nbytes
+            pos += 8                                  # a gap: no two arrays touch
+            parts.append(np.zeros(8, np.uint8))
+        memory = np.concatenate(parts)
+        inputs = {f"param_{k}": v for k, v in addr.items()}
+        inputs["param_n"] = n
+        threads = -(-n // BLOCK) * BLOCK + BLOCK      # more threads than n: the bound check runs
+        try:
+            mem = run(kernel.ptx, inputs, memory=memory, threads=threads)[MEMORY_KEY]
+        except PtxfpError as exc:
+            raise KernelError(f"the PTX interpreter cannot run '{kernel.spelling}' "
+                              f"({kernel.mode}): {_one_line(exc)}") from None
+        if mem[addr["d"] + out.nbytes:].any() or mem.size != memory.size:
+            raise KernelError(f"'{kernel.spelling}' wrote outside d")
+        return mem[addr["d"]:addr["d"] + out.nbytes].view(out.dtype).copy()
+
+
 def model_widen(atype, a, quiet=True):
     """cvt.f32.{f16,bf16} as IEEE widening: exact, NaN payloads kept (and quieted)."""
     a = np.asarray(a).astype(np.uint32)
@@ -349,6 +405,8 @@ def get_runner(backend="auto", index=0, sm=None):
     """A runner for ``backend`` ('auto', 'cupy', 'cuda-python', 'model')."""
     if backend == "model":
         return ModelRunner(sm or DEFAULT_SM)
+    if backend == "interp":
+        return InterpRunner(sm or DEFAULT_SM)
     if backend == "cupy":
         return CupyRunner(index)
     if backend == "cuda-python":
@@ -359,17 +417,10 @@ def get_runner(backend="auto", index=0, sm=None):
         return CupyRunner(index)
     except HardwareUnavailable as first:
         try:
-            import cupy  # noqa: F401  (CuPy is there: its own message says what is wrong)
-            cupy_there = True
-        except Exception:
-            cupy_there = False
-        if cupy_there:
-            raise first
-        try:
             return CudaPythonRunner(index)
         except HardwareUnavailable as second:
-            if "not installed" in str(second):
+            if "not installed" in str(first) and "installed" in str(second):
                 raise HardwareUnavailable(
                     "no CUDA backend: install CuPy (pip install 'ptxfp[hw]') or cuda-python, "
                     "on a machine with an NVIDIA GPU") from None
-            raise
+            raise (second if "not installed" in str(first) else first) from None
