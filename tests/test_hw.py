@@ -97,6 +97,79 @@ def test_kernels_run_in_ptxfps_ptx_interpreter(spelling):
     assert r.error is None and r.ok and r.vectors > 300, r.to_dict()
 
 
+class _FakeCupy:
+    """Just enough of CuPy for CupyRunner, on NumPy arrays; a "launch" runs the PTX file that
+    RawModule was given in ptxfp's PTX interpreter, one thread per grid x block slot."""
+    __version__ = "fake"
+    uint32 = np.uint32
+
+    class cuda:
+        class runtime:
+            @staticmethod
+            def getDeviceCount():
+                return 1
+
+            @staticmethod
+            def getDeviceProperties(i):
+                return {"name": b"Fake H100", "major": 9, "minor": 0}
+
+            driverGetVersion = staticmethod(lambda: 13000)
+            runtimeGetVersion = staticmethod(lambda: 13000)
+
+        class Device:
+            def __init__(self, i):
+                pass
+
+            def use(self):
+                pass
+
+            def synchronize(self):
+                pass
+
+    zeros = staticmethod(np.zeros)
+    empty = staticmethod(np.empty)
+    asarray = staticmethod(lambda x: np.array(x))
+    asnumpy = staticmethod(lambda x: np.array(x))
+
+    class RawModule:
+        def __init__(self, path):
+            self.ptx = pathlib.Path(path).read_text()
+
+        def get_function(self, name):
+            from ptxfp.ptx.interp import MEMORY_KEY, run
+            assert name == K.ENTRY
+
+            def launch(grid, block, args):
+                *arrays, n = args
+                assert isinstance(n, np.uint32)
+                addr, pos = {}, 0
+                for k, x in zip("abcd", arrays):
+                    addr[f"param_{k}"] = pos
+                    pos += x.nbytes
+                mem = np.concatenate([x.view(np.uint8) for x in arrays])
+                out = run(self.ptx, {**addr, "param_n": int(n)}, memory=mem,
+                          threads=grid[0] * block[0])[MEMORY_KEY]
+                d = arrays[3]
+                d[...] = out[addr["param_d"]:addr["param_d"] + d.nbytes].view(d.dtype)
+            return launch
+
+
+def test_the_cupy_runner_plumbing_with_a_fake_cupy(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "cupy", _FakeCupy)
+    runner = get_runner("auto")
+    assert runner.name == "cupy" and runner.device()["gpu"] == "Fake H100"
+    assert runner.sm == 90 and runner.device()["cuda_driver_api"] == "13.0"
+    for s in ("cvt.rn.relu.satfinite.f16x2.f32", "cvt.rz.ftz.bf16.f32"):
+        r = verify_form(runner, s, n_random=300, seed=5)
+        assert r.ok and r.error is None, r.to_dict()
+    runner.close()
+    js = tmp_path / "r.json"
+    assert command.main(["--forms", "cvt.rz.ftz.bf16.f32", "--vectors", "100", "--probes",
+                         "none", "--jobs", "1", "--quiet", "--json", str(js)]) == 0
+    meta = json.loads(js.read_text())["meta"]
+    assert meta["gpu"] == "Fake H100" and meta["hardware"] is True
+
+
 def test_mixed_forms_need_sm100_so_sm90_runs_their_decomposition():
     for s in FORMS:
         ins = ptxfp.parse(s)
@@ -310,7 +383,16 @@ def test_compare_counts_mismatches_and_keeps_the_first_in_hex():
     assert (r.vectors, r.mismatches) == (10, 2)
     assert r.examples == [{"a": "0x00000002", "b": "0x00000003", "c": "0x00000004",
                            "gpu": "0x80000006", "model": "0x00000006"}]
-    assert not r.ok
+    assert not r.ok and r.nan_only == 0
+    # NaN-bits-only mismatches are counted apart and shown after the others
+    expected = np.full(4, 0x7FFF3C00, np.uint32)
+    got = expected.copy()
+    got[0] = 0x7E003C00                   # lane 1 NaN vs NaN: NaN bits only
+    got[3] = 0x7FFF3C01                   # lane 0 differs: a real mismatch
+    r = FormResult(str(ins))
+    assert compare(ins, tuple(np.arange(4, dtype=np.uint32) for _ in range(3)), got, expected,
+                   r, limit=1) == 2
+    assert r.nan_only == 1 and r.examples[0]["gpu"] == "0x7FFF3C01"
 
 
 def test_a_flipped_bit_from_the_runner_is_reported_with_its_inputs():

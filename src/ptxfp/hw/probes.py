@@ -504,17 +504,8 @@ def _hexs(arr, width):
 
 
 def _nan_mask(bits, fmt, lanes):
-    """Per element: an array of lane masks where the lane is a NaN."""
-    bits = np.asarray(bits).astype(np.uint64)
-    if fmt == "f32":
-        return np.where((bits & 0x7FFFFFFF) > 0x7F800000, np.uint64(0xFFFFFFFF), np.uint64(0))
-    inf = 0x7C00 if fmt == "f16" else 0x7F80
-    m = np.zeros_like(bits)
-    for lane in range(lanes):
-        h = (bits >> np.uint64(16 * lane)) & np.uint64(0xFFFF)
-        m |= np.where((h & np.uint64(0x7FFF)) > np.uint64(inf),
-                      np.uint64(0xFFFF << (16 * lane)), np.uint64(0))
-    return m
+    from .verify import nan_lanes
+    return nan_lanes(bits, fmt, lanes)
 
 
 def same_up_to_nan(x, y, fmt, lanes):

@@ -80,8 +80,9 @@ def render(run):
         if not f["complete"]:
             status += " (cut short)"
         rows.append([f"`{f['spelling']}`", f["mode"], f["target"], _n(f["vectors"]),
-                     _n(f["mismatches"]), status])
-    lines += _table(["form", "mode", "target", "vectors", "mismatches", "status"], rows)
+                     _n(f["mismatches"]), _n(f.get("nan_only", 0)), status])
+    lines += _table(["form", "mode", "target", "vectors", "mismatches", "of which NaN bits only",
+                     "status"], rows)
     bad = [f for f in run.get("forms", []) + run.get("exhaustive", []) if f["examples"]]
     if bad:
         lines += ["", "## Mismatches", "",
@@ -89,7 +90,9 @@ def render(run):
                   "hex).", ""]
         for f in bad:
             lines += [f"### `{f['spelling']}` ({f['mode']}, {f['kind']}): "
-                      f"{_n(f['mismatches'])} of {_n(f['vectors'])}", ""]
+                      f"{_n(f['mismatches'])} of {_n(f['vectors'])}"
+                      + (f" ({_n(f['nan_only'])} in NaN bits only)" if f.get("nan_only") else ""),
+                      ""]
             names = [k for k in f["examples"][0] if k not in ("gpu", "model")]
             lines += _table(names + ["GPU", "ptxfp"],
                             [[e[k] for k in names] + [e["gpu"], e["model"]]

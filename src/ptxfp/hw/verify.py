@@ -33,6 +33,7 @@ class FormResult:
     detail: str = ""                #: what was swept (exhaustive: c values)
     vectors: int = 0
     mismatches: int = 0
+    nan_only: int = 0               #: mismatches where every differing lane is NaN on both sides
     examples: list = field(default_factory=list)   #: [{'a': '0x..', ..., 'gpu': .., 'model': ..}]
     sets: dict = field(default_factory=dict)       #: vector set name -> vectors run
     complete: bool = True           #: False when a time budget cut the run short
@@ -51,9 +52,25 @@ def _widths(ins):
     return list(operand_widths(ins)), result_width(ins)
 
 
+def nan_lanes(bits, fmt, lanes):
+    """Per element, a mask of the bits of its NaN lanes (``fmt``: the lane format)."""
+    bits = np.asarray(bits).astype(np.uint64)
+    if fmt == "f32":
+        return np.where((bits & 0x7FFFFFFF) > 0x7F800000, np.uint64(0xFFFFFFFF), np.uint64(0))
+    inf = 0x7C00 if fmt == "f16" else 0x7F80
+    m = np.zeros_like(bits)
+    for lane in range(lanes):
+        h = (bits >> np.uint64(16 * lane)) & np.uint64(0xFFFF)
+        m |= np.where((h & np.uint64(0x7FFF)) > np.uint64(inf),
+                      np.uint64(0xFFFF << (16 * lane)), np.uint64(0))
+    return m
+
+
 def compare(ins, operands, got, expected, result, limit=EXAMPLES):
     """Count the vectors where ``got`` and ``expected`` differ into ``result`` and keep the first
-    ``limit`` of them (inputs and both results in hex)."""
+    ``limit`` of them (inputs and both results in hex).  Mismatches only in NaN bits (both sides
+    NaN in every differing lane) are counted apart too, and the examples show the others first:
+    one NaN policy would otherwise fill every example."""
     got = np.asarray(got).reshape(-1)
     expected = np.asarray(expected).reshape(-1)
     if got.shape != expected.shape:
@@ -62,8 +79,19 @@ def compare(ins, operands, got, expected, result, limit=EXAMPLES):
     bad = np.flatnonzero(got != expected)
     result.vectors += expected.size
     result.mismatches += bad.size
+    if not bad.size:
+        return 0
+    g, e = got[bad], expected[bad]
+    diff = (g.astype(np.uint64) ^ e.astype(np.uint64))
+    both = nan_lanes(g, ins.result_format, ins.lanes) & nan_lanes(e, ins.result_format,
+                                                                   ins.lanes)
+    nan_only = (diff & ~both) == 0
+    result.nan_only += int(nan_only.sum())
     widths, dwidth = _widths(ins)
-    for i in bad[:max(0, limit - len(result.examples))]:
+    room = max(0, limit - len(result.examples))
+    order = np.concatenate([np.flatnonzero(~nan_only), np.flatnonzero(nan_only)])[:room]
+    for k in sorted(order.tolist()):
+        i = bad[k]
         ex = {n: _hex(int(op[i]), w) for n, op, w in zip(ins.operand_names, operands, widths)}
         ex["gpu"] = _hex(int(got[i]), dwidth)
         ex["model"] = _hex(int(expected[i]), dwidth)
