@@ -385,14 +385,14 @@ def test_compare_counts_mismatches_and_keeps_the_first_in_hex():
                            "gpu": "0x80000006", "model": "0x00000006"}]
     assert not r.ok and r.nan_only == 0
     # NaN-bits-only mismatches are counted apart and shown after the others
-    expected = np.full(4, 0x7FFF3C00, np.uint32)
+    expected = np.full(4, 0x7FFF3F80, np.uint32)          # bf16x2 lanes: NaN, 1.0
     got = expected.copy()
-    got[0] = 0x7E003C00                   # lane 1 NaN vs NaN: NaN bits only
-    got[3] = 0x7FFF3C01                   # lane 0 differs: a real mismatch
+    got[0] = 0x7FC03F80                   # lane 1 NaN vs NaN: NaN bits only
+    got[3] = 0x7FFF3F81                   # lane 0 differs: a real mismatch
     r = FormResult(str(ins))
     assert compare(ins, tuple(np.arange(4, dtype=np.uint32) for _ in range(3)), got, expected,
                    r, limit=1) == 2
-    assert r.nan_only == 1 and r.examples[0]["gpu"] == "0x7FFF3C01"
+    assert r.nan_only == 1 and r.examples[0]["gpu"] == "0x7FFF3F81"
 
 
 def test_a_flipped_bit_from_the_runner_is_reported_with_its_inputs():
