@@ -9,19 +9,86 @@ exactly as the exact sum would (rounding.py).
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from ._bitcast import bits_from_f64, f64_from_bits
 
 _EXP64 = 0x7FF0000000000000
 
 
-@njit(inline="always", cache=True)
+def _host_has_f16c():
+    """Does the code Numba generates here have F16C (hardware half -> float conversion)?
+
+    Without it LLVM lowers a half conversion to a runtime-library call that Numba's JIT may not
+    link, so the f16 decoder then takes the integer route below (same values, more work).
+    """
+    try:
+        from numba.core import config
+        feats = config.CPU_FEATURES
+        if feats is None and config.CPU_NAME in (None, "host"):
+            from llvmlite import binding
+            return bool(binding.get_host_cpu_features().get("f16c", False))
+        return feats is not None and "+f16c" in feats
+    except Exception:                      # pragma: no cover - unusual LLVM builds
+        return False
+
+
+HAVE_F16C = _host_has_f16c()
+
+
+def _narrow_int(builder, v, width):
+    t = ir.IntType(width)
+    if v.type.width > width:
+        return builder.trunc(v, t)
+    if v.type.width < width:
+        return builder.zext(v, t)
+    return v
+
+
+@intrinsic
+def _f64_from_f16_bits(typingctx, h):
+    """The low 16 bits of ``h`` as an IEEE binary16, widened exactly to float64 (F16C)."""
+    if isinstance(h, types.Integer):
+        def codegen(context, builder, signature, args):
+            half = builder.bitcast(_narrow_int(builder, args[0], 16), ir.HalfType())
+            return builder.fpext(half, ir.DoubleType())
+        return types.float64(h), codegen
+    return None
+
+
+@intrinsic
+def _f64_from_f32_bits(typingctx, w):
+    """The low 32 bits of ``w`` as an IEEE binary32, widened exactly to float64."""
+    if isinstance(w, types.Integer):
+        def codegen(context, builder, signature, args):
+            f = builder.bitcast(_narrow_int(builder, args[0], 32), ir.FloatType())
+            return builder.fpext(f, ir.DoubleType())
+        return types.float64(w), codegen
+    return None
+
+
+@njit(cache=True)
 def decode(h, EBITS, MBITS, flush_subnormal):
     """Bits of a format with ``EBITS``/``MBITS`` to the exact float64 value (NaNs stay NaN).
 
     With ``flush_subnormal`` a subnormal input decodes as a zero of the same sign (.ftz).
+
+    f16 (with F16C), bf16 and f32 are widened by the hardware conversions (exact, and one
+    vector instruction per 8 or 16 lanes); the kernels run them with the default FP environment
+    (no DAZ, see kernels.py).  Any other format takes the integer route.
     """
+    if EBITS == 5 and MBITS == 10 and HAVE_F16C:
+        w = np.int64(h) & 0xFFFF
+        if flush_subnormal:
+            w = (w & 0x8000) if (w & 0x7C00) == 0 else w
+        return _f64_from_f16_bits(w)
+    if EBITS == 8 and (MBITS == 7 or MBITS == 23):
+        w = (np.int64(h) << (23 - MBITS)) & 0xFFFFFFFF
+        if flush_subnormal:
+            w = (w & 0x80000000) if (w & 0x7F800000) == 0 else w
+        return _f64_from_f32_bits(w)
     h = np.int64(h)
     emask = (np.int64(1) << EBITS) - 1
     bias = (np.int64(1) << (EBITS - 1)) - 1
@@ -39,20 +106,23 @@ def decode(h, EBITS, MBITS, flush_subnormal):
     return -v if s == 1 else v
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def add_odd(x, y):
     """x + y rounded to odd at float64 (exact when the sum fits, sticky last bit otherwise)."""
     s = x + y
     bb = s - x
     err = (x - (s - bb)) + (y - bb)
     sb = bits_from_f64(s)
-    # Only finite, inexact sums with an even last bit move: one step toward the exact value.
-    fix = (err != 0.0) & ((sb & 1) == 0) & ((sb & _EXP64) != _EXP64)
-    step = np.int64(1) if (err > 0.0) == (s > 0.0) else np.int64(-1)
-    return f64_from_bits(sb + step) if fix else s
+    # Round to odd = the sum truncated toward zero with its last bit set when inexact.  The
+    # nearest sum s is that truncation when the error has its sign, and one step above it in
+    # magnitude otherwise; s is never 0 when inexact.  An infinite or NaN s has a NaN error,
+    # which the ordered comparison leaves alone.
+    inexact = np.int64(abs(err) > 0.0)
+    above = inexact & (((bits_from_f64(err) ^ sb) >> 63) & 1)
+    return f64_from_bits((sb - above) | inexact)
 
 
-@njit(inline="always", cache=True)
+@njit(cache=True)
 def zero_sign_fix(r, x, y, round_down):
     """IEEE sign of an exact zero sum x + y: +0 unless both are -0, but -0 under .rm.
 

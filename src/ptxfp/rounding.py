@@ -8,23 +8,45 @@ more bits than any target (53 against 24 at most), rounding it gives the same bi
 the exact value (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
 algorithms using rounding to odd", IEEE TC 2008).
 
-Written as straight-line integer code so that Numba/LLVM can vectorize the loops that call it.
+Written as straight-line code (a power-of-two scaling, one rounding to an integral value in the
+mode, selects) so that Numba/LLVM can vectorize the loops that call it.
 """
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
-from ._bitcast import bits_from_f64
+from ._bitcast import bits_from_f64, f64_from_bits
 
 RN, RZ, RM, RP = 0, 1, 2, 3
 MODES = {"rn": RN, "rz": RZ, "rm": RM, "rp": RP}
 
 _ABS = 0x7FFFFFFFFFFFFFFF
 _INF64 = 0x7FF0000000000000
-_FRAC64 = 0x000FFFFFFFFFFFFF
 
 
-@njit(inline="always", cache=True)
+def _integral(name):
+    """An LLVM rounding-to-integral intrinsic on float64 (vrndscalepd/roundpd on x86; exact,
+    independent of the FP environment's rounding mode)."""
+    @intrinsic
+    def fn(typingctx, x):
+        if isinstance(x, types.Float) and x.bitwidth == 64:
+            def codegen(context, builder, signature, args):
+                f = builder.module.declare_intrinsic(name, [ir.DoubleType()])
+                return builder.call(f, [args[0]])
+            return types.float64(x), codegen
+        return None
+    return fn
+
+
+_roundeven = _integral("llvm.roundeven")
+_trunc = _integral("llvm.trunc")
+_floor = _integral("llvm.floor")
+_ceil = _integral("llvm.ceil")
+
+
+@njit(cache=True)
 def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     """Round float64 ``x`` into a format with precision ``P``.
 
@@ -36,23 +58,26 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     sign = (b >> 63) & 1
     a = b & _ABS
     e = (a >> 52) - 1023
-    m = (a & _FRAC64) | (np.int64(1) << 52)
-    # Bits of m below the target's last place: more of them when the result is subnormal.
-    shift = min(53 - P + max(0, EMIN - e), 62)
-    q = m >> shift
-    rem = m & ((np.int64(1) << shift) - 1)
-    half = np.int64(1) << (shift - 1)
+    # The target's last place is 2**(ee - P + 1), with ee = max(e, EMIN) (subnormals below).
+    # Scaling x by a power of two so that place becomes 1 is exact (x is never an f64
+    # subnormal here, nor is the scaled value), so rounding the scaled value to an integral
+    # value in the mode rounds x in the target format, and q is the significand (for a
+    # subnormal result, the fraction) of the result, up to 2**P.
+    ee = max(e, EMIN)
+    y = x * f64_from_bits((P - 1 - ee + 1023) << 52)
     if mode == RN:
-        inc = (rem > half) | ((rem == half) & ((q & 1) == 1))
+        y = _roundeven(y)
     elif mode == RZ:
-        inc = False
+        y = _trunc(y)
     elif mode == RM:
-        inc = (rem != 0) & (sign == 1)
+        y = _floor(y)
     else:
-        inc = (rem != 0) & (sign == 0)
-    # The exponent field is (max(e, EMIN) - EMIN) plus the carry of the implicit bit in q, so a
-    # rounding carry walks into the exponent (and from subnormal into normal) by itself.
-    r = ((max(e, EMIN) - EMIN) << (P - 1)) + q + np.int64(inc)
+        y = _ceil(y)
+    # The exponent field is (ee - EMIN) plus the carry of the implicit bit in q, so a rounding
+    # carry walks into the exponent (and from subnormal into normal) by itself.  Formed in
+    # float64, where it is exact (below 2**40), so that overflow and the specials are selected
+    # before one conversion to an integer.
+    r = np.float64((ee - EMIN) << (P - 1)) + abs(y)
     inf_bits = np.int64(EMAX - EMIN + 2) << (P - 1)
     if mode == RN:
         over = inf_bits
@@ -62,8 +87,10 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
         over = inf_bits - 1 + sign
     else:
         over = inf_bits - sign
-    r = over if r >= inf_bits else r
-    r = 0 if (flush_tiny and e < EMIN) else r
-    r = 0 if a == 0 else r
-    r = inf_bits if a == _INF64 else r
-    return r, sign, a > _INF64
+    r = np.float64(over) if r >= inf_bits else r
+    if flush_tiny:
+        r = 0.0 if e < EMIN else r
+    is_nan = a > _INF64
+    r = np.float64(inf_bits) if a == _INF64 else r
+    r = 0.0 if is_nan else r
+    return np.int64(r), sign, is_nan
