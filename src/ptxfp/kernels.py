@@ -13,8 +13,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+import platform
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from . import nvidia
 from .arith import add_odd, decode, zero_sign_fix
@@ -28,13 +33,61 @@ OPCODES = {"add": OP_ADD, "sub": OP_SUB, "mul": OP_MUL, "fma": OP_FMA}
 _FMT = {f.code: (f.exp_bits, f.man_bits, f.precision, f.emin, f.emax, f.width, f.one)
         for f in (F16, BF16, F32)}
 
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+#: MXCSR of the IEEE default environment: round to nearest, no FTZ/DAZ, exceptions masked.
+_MXCSR_DEFAULT = 0x1F80
 
-@njit(inline="always", cache=True)
-def lane(a, b, c, OP, MIXED, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tiny_before,
-         sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
+
+def _mxcsr_call(builder, name, slot):
+    i8p = ir.IntType(8).as_pointer()
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p]),
+                                        name)
+    builder.call(fn, [builder.bitcast(slot, i8p)])
+
+
+@intrinsic
+def _fpenv_enter(typingctx):
+    """Put the thread's SSE control register in the default environment; return the old one.
+
+    TwoSum needs round-to-nearest, and the hardware conversions of bf16/f32 subnormals need
+    DAZ off; a library built with -ffast-math (or torch.set_flush_denormal) may have changed
+    either in this thread.
+    """
+    def codegen(context, builder, signature, args):
+        slot = cgutils.alloca_once(builder, ir.IntType(32))
+        if not _X86:
+            return ir.Constant(ir.IntType(32), 0)
+        _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
+        saved = builder.load(slot)
+        builder.store(ir.Constant(ir.IntType(32), _MXCSR_DEFAULT), slot)
+        _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
+        return saved
+    return types.int32(), codegen
+
+
+@intrinsic
+def _fpenv_leave(typingctx, saved):
+    """Restore the control register saved by _fpenv_enter."""
+    if not isinstance(saved, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        if _X86:
+            slot = cgutils.alloca_once(builder, ir.IntType(32))
+            builder.store(args[0], slot)
+            _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
+        return context.get_dummy_value()
+    return types.none(saved), codegen
+
+
+@njit(cache=True)
+def lane(a, b, c, OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz,
+         tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
     """One lane: a and b in the (AE, AM) format, c in (CE, CM), result in (P, EMIN, EMAX).
 
     The mixed add/sub (``MIXED``) take their second operand from c (``add.f32.f16 d, a, c``).
+    ``EXACT`` says that the float64 sum u + v is always exact (see _sum_is_exact), so that it
+    is its own round-to-odd proxy.
     """
     x = decode(a, AE, AM, ftz)
     z = decode(c, CE, CM, ftz) if (OP == OP_FMA or MIXED) else 0.0
@@ -53,7 +106,7 @@ def lane(a, b, c, OP, MIXED, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ft
         else:
             u = x
             v = -y
-        r = zero_sign_fix(add_odd(u, v), u, v, mode == RM)
+        r = zero_sign_fix(u + v if EXACT else add_odd(u, v), u, v, mode == RM)
     mag, sign, is_nan = round_pack(r, P, EMIN, EMAX, mode, ftz and tiny_before)
     bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and not tiny_before,
                          sat, relu, sat_mz, relu_mz, nan_bits)
@@ -86,9 +139,21 @@ class Spec:
     nan_bits: int
 
 
+def _sum_is_exact(op, mixed, lane_fmt):
+    """Is every float64 sum the form makes exact?  For add/sub of two numbers of one format,
+    both are multiples of the smallest subnormal 2**(EMIN-P+1) below 2**(EMAX+1), so the sum
+    spans at most EMAX + 2 - (EMIN - P + 1) bits: 41 for f16, which float64 holds (not so for
+    bf16, nor for the products of fma, nor for the mixed forms' f32 operand)."""
+    if op not in (OP_ADD, OP_SUB) or mixed:
+        return False
+    _, _, P, EMIN, EMAX, _, _ = _FMT[lane_fmt]
+    return EMAX + 2 - (EMIN - P + 1) <= 53
+
+
 def _build(spec):
     OP, mode = spec.op, spec.mode
     MIXED = spec.c_fmt != spec.lane_fmt
+    EXACT = _sum_is_exact(OP, MIXED, spec.lane_fmt)
     AE, AM = _FMT[spec.lane_fmt][:2]
     CE, CM = _FMT[spec.c_fmt][:2]
     _, _, P, EMIN, EMAX, WIDTH, ONE = _FMT[spec.res_fmt]
@@ -104,10 +169,12 @@ def _build(spec):
         b = b[start:stop]
         c = c[start:stop]
         o = out[start:stop]
+        env = _fpenv_enter()
         for i in range(o.size):
-            o[i] = lane(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE,
-                        mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign,
+            o[i] = lane(a[i], b[i], c[i], OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH,
+                        ONE, mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign,
                         oob_c, nan_bits)
+        _fpenv_leave(env)
 
     return kernel
 
@@ -136,9 +203,14 @@ def kernel_for(spec):
     return k
 
 
-#: Arrays at least this long are split over threads (the kernels release the GIL).
-PARALLEL_MIN = 1 << 18
+#: Arrays at least this long are split over threads (the kernels release the GIL).  Below it,
+#: waking a worker costs more than it saves (see docs/performance.md, "All cores").
+PARALLEL_MIN = 1 << 17
+#: Pieces per thread when splitting: a few, so that a thread slowed by another process on its
+#: core does not hold the whole call back.
+CHUNKS_PER_THREAD = 4
 _pool = None
+_pool_size = 0
 
 
 def _threads():
@@ -157,30 +229,58 @@ def _lanes16(x):
 
 def run(spec, a, b, c, out):
     """Fill ``out`` (1-D) from the 1-D operand arrays with the kernel of ``spec``."""
-    global _pool
-    k = kernel_for(spec)
-    res = out
+    return run_with(kernel_for(spec), spec, a, b, c, out, out.size)
+
+
+def run_with(k, spec, a, b, c, out, n):
+    """``run`` with the kernel ``k`` of ``spec`` already looked up and ``n = out.size``."""
     if spec.lanes == 2:
+        res = out
         a, b, c = _lanes16(a), _lanes16(b), _lanes16(c)
-        out = out.view(np.uint16) if _LITTLE else np.empty(2 * out.size, np.uint16)
-    n = out.size
-    nt = _threads()
-    if n < PARALLEL_MIN or nt <= 1:
+        out = out.view(np.uint16) if _LITTLE else np.empty(2 * n, np.uint16)
+        n *= 2
+    if n < PARALLEL_MIN:
         k(a, b, c, out, 0, n)
     else:
-        if _pool is None:
-            with _lock:
-                if _pool is None:
-                    _pool = ThreadPoolExecutor(max_workers=nt, thread_name_prefix="ptxfp")
-        step = -(-n // nt)
-        step = (step + 63) & ~63
-        futures = [_pool.submit(k, a, b, c, out, s, min(n, s + step)) for s in range(0, n, step)]
-        for f in futures:
-            f.result()
-    if spec.lanes == 2 and not _LITTLE:
-        pairs = out.reshape(-1, 2).astype(np.uint32)
-        res[...] = pairs[:, 0] | (pairs[:, 1] << 16)
-    return res
+        _run_parallel(k, a, b, c, out, n)
+    if spec.lanes == 2:
+        if not _LITTLE:
+            pairs = out.reshape(-1, 2).astype(np.uint32)
+            res[...] = pairs[:, 0] | (pairs[:, 1] << 16)
+        return res
+    return out
+
+
+def _run_parallel(k, a, b, c, out, n):
+    global _pool, _pool_size
+    nt = _threads()
+    if nt <= 1:
+        k(a, b, c, out, 0, n)
+        return
+    if _pool is None or _pool_size < nt - 1:
+        with _lock:
+            if _pool is None or _pool_size < nt - 1:
+                _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="ptxfp")
+                _pool_size = nt - 1
+    pieces = min(nt * CHUNKS_PER_THREAD, max(nt, n // (PARALLEL_MIN // 2)))
+    step = ((-(-n // pieces)) + 63) & ~63
+    bounds = [(s, min(n, s + step)) for s in range(0, n, step)]
+    # The calling thread works too: it takes pieces from the same queue as the workers.
+    it = iter(bounds)
+    lock = threading.Lock()
+
+    def work():
+        while True:
+            with lock:
+                piece = next(it, None)
+            if piece is None:
+                return
+            k(a, b, c, out, piece[0], piece[1])
+
+    futures = [_pool.submit(work) for _ in range(min(nt - 1, len(bounds) - 1))]
+    work()
+    for f in futures:
+        f.result()
 
 
 @njit(cache=True, nogil=True)
