@@ -1,6 +1,7 @@
 """``execute(spelling, *operands)``: check the operands, broadcast them, run the form's kernel."""
 
 import numbers
+import threading
 
 import numpy as np
 
@@ -14,6 +15,8 @@ from .spelling import Instruction, parse
 def as_bits(x, width, what):
     """``x`` (a Python int or an integer array) as a uint16/uint32 array, range-checked."""
     dtype = np.uint16 if width == 16 else np.uint32
+    if type(x) is np.ndarray and x.dtype == dtype:
+        return x
     if isinstance(x, (bool, np.bool_)):
         raise OperandError(f"{what}: bits must be integers, got a boolean")
     if isinstance(x, numbers.Integral):
@@ -67,6 +70,76 @@ def _width(fmt):
     return 16 if fmt in ("f16", "bf16") else 32
 
 
+class _Form:
+    """What execute needs of one spelling, worked out once: the parsed instruction, operand
+    widths, and (per policy object) the kernel spec and compiled kernel."""
+
+    __slots__ = ("ins", "names", "widths", "dtypes", "limits", "whats", "out_dtype", "order",
+                 "state", "local")
+
+    def __init__(self, ins):
+        self.ins = ins
+        self.names = ins.operand_names
+        self.whats = tuple(f"operand {n} of '{ins.spelling}' (.{f})"
+                           for n, f in zip(self.names, ins.operand_formats))
+        self.widths = tuple(_width(f) for f in ins.operand_formats)
+        self.dtypes = tuple(np.dtype(np.uint16 if w == 16 else np.uint32) for w in self.widths)
+        self.limits = tuple(1 << w for w in self.widths)
+        self.out_dtype = np.dtype(np.uint32 if _width(ins.dtype) == 32 else np.uint16)
+        # positions of (a, b, c) in the operand list
+        if ins.opcode == "fma":
+            self.order = (0, 1, 2)
+        elif ins.mixed:                  # add/sub.f32.atype d, a, c
+            self.order = (0, 0, 1)
+        else:
+            self.order = (0, 1, 0)
+        self.state = None                # (policy, spec, kernel)
+        self.local = threading.local()   # per-thread 1-element buffers for scalar calls
+
+    def kernel(self):
+        pol = policy.current()
+        st = self.state
+        if st is None or st[0] is not pol:
+            spec = _spec(self.ins, pol)
+            st = self.state = (pol, spec, kernels.kernel_for(spec))
+        return st[1], st[2]
+
+    def buffers(self):
+        bufs = getattr(self.local, "bufs", None)
+        if bufs is None:
+            ops = [np.zeros(1, dt) for dt in self.dtypes]
+            bufs = self.local.bufs = (ops, np.zeros(1, self.out_dtype))
+        return bufs
+
+
+_forms = {}
+_forms_lock = threading.Lock()
+
+
+def _form(spelling):
+    if type(spelling) is str:
+        f = _forms.get(spelling)
+        if f is not None:
+            return f
+        key = spelling
+    elif isinstance(spelling, Instruction):
+        # Keyed by identity: hashing a frozen dataclass costs more than the whole scalar call.
+        hit = _forms.get(id(spelling))
+        if hit is not None and hit[0] is spelling:
+            return hit[1]
+        key = id(spelling)
+    else:
+        key = None
+    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    f = _Form(ins)
+    if key is not None:
+        with _forms_lock:
+            if len(_forms) >= 4096:
+                _forms.clear()
+            _forms[key] = f if type(key) is str else (spelling, f)
+    return f
+
+
 def execute(spelling, *operands):
     """Run one instruction form on bit patterns.
 
@@ -77,34 +150,54 @@ def execute(spelling, *operands):
     as a uint16/uint32 array of the broadcast shape, or a Python int when every operand is a
     scalar.
     """
-    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
-    names, fmts = ins.operand_names, ins.operand_formats
+    form = _form(spelling)
+    ins, names = form.ins, form.names
     if len(operands) != len(names):
         raise OperandError(
             f"'{ins.spelling}' takes {len(names)} source operands ({', '.join(names)}), "
             f"got {len(operands)}")
-    arrays = [as_bits(x, _width(f), f"operand {n} of '{ins.spelling}' (.{f})")
-              for x, n, f in zip(operands, names, fmts)]
-    scalar = all(a.ndim == 0 for a in arrays)
-    try:
-        shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError:
-        raise OperandError(
-            f"operands of '{ins.spelling}' do not broadcast together: shapes "
-            + ", ".join(f"{n}{a.shape}" for n, a in zip(names, arrays))) from None
-    n = int(np.prod(shape))
-    flat = [np.ascontiguousarray(a).reshape(-1) if a.shape == shape
-            else np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
-    if ins.opcode == "fma":
-        a, b, c = flat
-    elif ins.mixed:                      # add/sub.f32.atype d, a, c
-        a, c = flat
-        b = a
+    # Fast path: Python ints in range (anything else, including errors, takes the full path).
+    for x, lim in zip(operands, form.limits):
+        if type(x) is not int or not 0 <= x < lim:
+            break
     else:
-        a, b = flat
-        c = a
-    out = np.empty(n, np.uint32 if _width(ins.dtype) == 32 else np.uint16)
+        spec, kernel = form.kernel()
+        ops, out = form.buffers()
+        for buf, x in zip(ops, operands):
+            buf[0] = x
+        o = form.order
+        kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], out, 1)
+        return int(out[0])
+    arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
+    shape = arrays[0].shape
+    if all(a.shape == shape for a in arrays):
+        scalar = shape == ()
+        n = arrays[0].size
+    else:
+        scalar = False
+        try:
+            shape = np.broadcast_shapes(*(a.shape for a in arrays))
+        except ValueError:
+            raise OperandError(
+                f"operands of '{ins.spelling}' do not broadcast together: shapes "
+                + ", ".join(f"{n}{a.shape}" for n, a in zip(names, arrays))) from None
+        n = 1
+        for d in shape:
+            n *= d
+    flat = [_flat(a, shape, n) for a in arrays]
+    o = form.order
+    out = np.empty(n, form.out_dtype)
     if n:
-        kernels.run(_spec(ins, policy.current()), a, b, c, out)
+        spec, kernel = form.kernel()
+        kernels.run_with(kernel, spec, flat[o[0]], flat[o[1]], flat[o[2]], out, n)
     out = out.reshape(shape)
     return int(out) if scalar else out
+
+
+def _flat(a, shape, n):
+    """``a`` broadcast to ``shape`` as a contiguous 1-D array."""
+    if a.shape == shape:
+        return np.ascontiguousarray(a).reshape(-1)
+    if a.size == 1:
+        return np.full(n, a.reshape(-1)[0], a.dtype)
+    return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
