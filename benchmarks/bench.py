@@ -1,0 +1,397 @@
+#!/usr/bin/env python
+"""ptxfp throughput, scaling, call overhead and start-up, against baselines in the same process.
+
+Never part of the test suite.  Every rate is elements per second (Me/s = 1e6 elements/s) of a
+whole call of the public API (``ptxfp.execute``, ``torch.add``, ``a + b``), allocation of the
+result included.  For the packed forms (.f16x2/.bf16x2) an element is one 32-bit word (two
+lanes); their lane rate is twice that and is given too.
+
+    python benchmarks/bench.py table     # single thread, 10M elements, all baselines
+    python benchmarks/bench.py scaling   # all cores against one, per array size
+    python benchmarks/bench.py sizes     # elements/s against array size (for the plot)
+    python benchmarks/bench.py overhead  # microseconds per call on scalars and small arrays
+    python benchmarks/bench.py startup   # import + first call in a new process, warm and cold
+    python benchmarks/bench.py all --json benchmarks/results.json --plot docs/perf_throughput.png
+    python benchmarks/bench.py plot --json benchmarks/results.json --plot docs/perf_throughput.png
+
+Timings are the minimum over ``--repeat`` runs.  ``--clock cpu`` times single-thread runs with
+the calling thread's CPU time instead of wall-clock time, which is steadier on a machine that
+other processes share (it cannot be used for the all-cores runs).
+"""
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+FORMS = [
+    "add.rn.f16", "fma.rn.f16", "fma.rn.relu.bf16", "fma.rn.ftz.sat.f16x2", "add.rz.f32.bf16",
+    "fma.rm.sat.f32.f16", "fma.rp.bf16", "sub.rn.bf16x2", "mul.rn.ftz.f16",
+    "fma.rn.oob.relu.f16x2", "sub.rp.sat.f32.f16",
+]
+PLOT_FORMS = ["add.rn.f16", "fma.rn.f16", "fma.rm.sat.f32.f16", "fma.rn.ftz.sat.f16x2"]
+SCALING_FORMS = ["add.rn.f16", "fma.rn.f16", "fma.rm.sat.f32.f16", "fma.rn.ftz.sat.f16x2"]
+SIZES = [1_000, 10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000]
+
+
+def set_threads(n):
+    """Threads for ptxfp (read at each call) and torch; None = all cores."""
+    if n is None:
+        os.environ.pop("PTXFP_NUM_THREADS", None)
+    else:
+        os.environ["PTXFP_NUM_THREADS"] = str(n)
+    try:
+        import torch
+        torch.set_num_threads(n or os.cpu_count())
+    except ImportError:
+        pass
+
+
+def timeit(fn, repeat, clock, budget=None):
+    """Minimum seconds per call of fn() over ``repeat`` runs (after one warm-up)."""
+    tick = time.thread_time if clock == "cpu" else time.perf_counter
+    fn()
+    best = float("inf")
+    spent = 0.0
+    for _ in range(repeat):
+        t0 = tick()
+        fn()
+        dt = tick() - t0
+        best = min(best, dt)
+        spent += dt
+        if budget and spent > budget:
+            break
+    return best
+
+
+def timeit_small(fn, n_elems, clock, target=0.02, repeat=5):
+    """Like timeit for calls too short to time one by one: batches of calls."""
+    tick = time.thread_time if clock == "cpu" else time.perf_counter
+    fn()
+    t0 = tick()
+    fn()
+    one = max(tick() - t0, 1e-7)
+    batch = max(1, int(target / one))
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = tick()
+        for _ in range(batch):
+            fn()
+        best = min(best, (tick() - t0) / batch)
+    return best
+
+
+def operands(ins, n, rng):
+    """Bits of finite, normally distributed values for each source operand of ``ins``."""
+    import ptxfp
+    ops = []
+    for fmt in ins.operand_formats:
+        if fmt in ("f16x2", "bf16x2"):
+            ops.append(ptxfp.to_bits(rng.standard_normal((n, 2)), fmt).astype(np.uint32))
+        else:
+            dt = np.uint32 if fmt == "f32" else np.uint16
+            ops.append(np.asarray(ptxfp.to_bits(rng.standard_normal(n), fmt)).astype(dt))
+    return ops
+
+
+def baselines(n, rng):
+    """name -> (callable, elements per call) for the baselines that are installed."""
+    out = {}
+    a = rng.standard_normal(n).astype(np.float16)
+    b = rng.standard_normal(n).astype(np.float16)
+    out["numpy f16 add"] = (lambda: a + b, n)
+    try:
+        import torch
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+        out["torch f16 add"] = (lambda: torch.add(ta, tb), n)
+    except ImportError:
+        pass
+    try:
+        import ml_dtypes
+        ab, bb = a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)
+        out["ml_dtypes bf16 add"] = (lambda: ab + bb, n)
+    except ImportError:
+        pass
+    try:
+        import softfloatpy as sf
+        m = min(n, 20_000)         # scalar bindings: a slice is enough for a rate
+        xs = [sf.Float16.from_bytes(int(v).to_bytes(2, "big")) for v in a[:m].view(np.uint16)]
+        ys = [sf.Float16.from_bytes(int(v).to_bytes(2, "big")) for v in b[:m].view(np.uint16)]
+        add = sf.f16_add
+        out["softfloatpy f16_add"] = (lambda: [add(x, y) for x, y in zip(xs, ys)], m)
+    except ImportError:
+        pass
+    return out
+
+
+def ptxfp_call(form, n, rng):
+    import ptxfp
+    ins = ptxfp.parse(form)
+    ops = operands(ins, n, rng)
+    return (lambda: ptxfp.execute(form, *ops)), ins.lanes
+
+
+def machine():
+    info = {"python": sys.version.split()[0], "platform": platform.platform(),
+            "cpus": os.cpu_count()}
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in lscpu.splitlines():
+            k, _, v = line.partition(":")
+            if k.strip() in ("Model name", "CPU(s)", "Thread(s) per core", "L2 cache", "L3 cache"):
+                info[k.strip()] = v.strip()
+        flags = next((l.split(":", 1)[1].split() for l in lscpu.splitlines()
+                      if l.startswith("Flags")), [])
+        info["simd"] = " ".join(f for f in ("avx2", "f16c", "fma", "avx512f", "avx512dq",
+                                            "avx512bw", "avx512vl", "avx512_bf16",
+                                            "avx512_fp16") if f in flags)
+    except OSError:
+        pass
+    vers = {}
+    for mod in ("numpy", "numba", "llvmlite", "torch", "ml_dtypes", "softfloatpy", "matplotlib",
+                "ptxfp"):
+        try:
+            vers[mod] = __import__(mod).__version__
+        except Exception:
+            try:
+                from importlib.metadata import version
+                vers[mod] = version(mod)
+            except Exception:
+                vers[mod] = None
+    info["versions"] = vers
+    try:
+        info["loadavg_at_start"] = os.getloadavg()
+    except OSError:
+        pass
+    return info
+
+
+def bench_table(args, res):
+    """Single thread, one size: every form against every baseline."""
+    set_threads(1)
+    rng = np.random.default_rng(0)
+    n = args.n
+    base = {}
+    for name, (fn, m) in baselines(n, rng).items():
+        t = timeit(fn, args.repeat, args.clock, budget=20)
+        base[name] = m / t / 1e6
+        print(f"  {name:26s} {base[name]:10.1f} Me/s", flush=True)
+    rows = []
+    for form in args.forms:
+        fn, lanes = ptxfp_call(form, n, rng)
+        t = timeit(fn, args.repeat, args.clock)
+        rate = n / t / 1e6
+        row = {"form": form, "Me/s": rate, "lanes": lanes, "Mlanes/s": rate * lanes}
+        row.update({f"x {k}": rate / v for k, v in base.items()})
+        rows.append(row)
+        print(f"  {form:26s} {rate:10.1f} Me/s  " + "  ".join(
+            f"{rate / v:7.2f}x {k.split()[0]}" for k, v in base.items()), flush=True)
+        del fn
+    res["table"] = {"n": n, "clock": args.clock, "threads": 1, "baselines": base, "rows": rows}
+
+
+def bench_sizes(args, res, threads_list=(1,)):
+    """Elements/s against array size for some forms and baselines."""
+    out = {}
+    for threads in threads_list:
+        set_threads(threads)
+        key = "1" if threads == 1 else "all"
+        clock = args.clock if threads == 1 else "wall"
+        for size in args.sizes:
+            rng = np.random.default_rng(1)
+            entries = {}
+            for form in args.plot_forms:
+                fn, _ = ptxfp_call(form, size, rng)
+                entries[form] = size / (timeit_small(fn, size, clock) if size < 100_000
+                                        else timeit(fn, args.repeat, clock, budget=10)) / 1e6
+            if threads == 1:
+                for name, (fn, m) in baselines(size, rng).items():
+                    if name.startswith("softfloatpy"):
+                        continue
+                    entries[name] = m / (timeit_small(fn, m, clock) if m < 100_000
+                                         else timeit(fn, args.repeat, clock, budget=10)) / 1e6
+            out.setdefault(key, {})[str(size)] = entries
+            print(f"  threads={key:3s} n={size:>9d} " + "  ".join(
+                f"{k}={v:.0f}" for k, v in entries.items()), flush=True)
+    res["sizes"] = out
+
+
+def bench_scaling(args, res):
+    """All cores against one thread, same wall clock, per size."""
+    from ptxfp import kernels
+    rows = []
+    for form in args.scaling_forms:
+        for size in args.sizes:
+            rng = np.random.default_rng(2)
+            fn, _ = ptxfp_call(form, size, rng)
+            rates = {}
+            for threads in (1, None):
+                set_threads(threads)
+                t = (timeit_small(fn, size, "wall") if size < 100_000
+                     else timeit(fn, args.repeat, "wall", budget=10))
+                rates["1" if threads == 1 else "all"] = size / t / 1e6
+            row = {"form": form, "n": size, "1 thread Me/s": rates["1"],
+                   "all Me/s": rates["all"], "speedup": rates["all"] / rates["1"]}
+            rows.append(row)
+            print(f"  {form:24s} n={size:>9d}  1T {rates['1']:8.0f}  all {rates['all']:8.0f}"
+                  f"  x{row['speedup']:.2f}", flush=True)
+    res["scaling"] = {"cores": kernels._threads(), "parallel_min": kernels.PARALLEL_MIN,
+                      "chunks_per_thread": kernels.CHUNKS_PER_THREAD, "rows": rows}
+
+
+def bench_overhead(args, res):
+    import ptxfp
+    set_threads(None)           # small calls never reach the thread pool
+    rows = []
+    rng = np.random.default_rng(3)
+    for form in ["add.rn.f16", "fma.rn.f16", "fma.rn.ftz.sat.f16x2", "fma.rm.sat.f32.f16"]:
+        ins = ptxfp.parse(form)
+        scal = [int(o[0]) for o in operands(ins, 1, rng)]
+        arr = operands(ins, 1000, rng)
+        t_s = timeit_small(lambda: ptxfp.execute(form, *scal), 1, args.clock, target=0.05)
+        t_a = timeit_small(lambda: ptxfp.execute(form, *arr), 1000, args.clock, target=0.05)
+        ins_obj = ptxfp.parse(form)
+        t_i = timeit_small(lambda: ptxfp.execute(ins_obj, *scal), 1, args.clock, target=0.05)
+        rows.append({"form": form, "scalar us": t_s * 1e6, "scalar (Instruction) us": t_i * 1e6,
+                     "1000 elements us": t_a * 1e6})
+        print(f"  {form:24s} scalar {t_s * 1e6:6.2f} us  (Instruction {t_i * 1e6:6.2f} us)"
+              f"  1000 elements {t_a * 1e6:7.2f} us", flush=True)
+    base = {}
+    a = np.ones(1000, np.float16)
+    base["numpy f16 add, 1000 elements us"] = timeit_small(lambda: a + a, 1000, args.clock) * 1e6
+    try:
+        import torch
+        ta = torch.from_numpy(a)
+        set_threads(1)
+        base["torch f16 add, 1000 elements us"] = timeit_small(lambda: torch.add(ta, ta), 1000,
+                                                               args.clock) * 1e6
+    except ImportError:
+        pass
+    for k, v in base.items():
+        print(f"  {k}: {v:.2f}")
+    res["overhead"] = {"rows": rows, "baselines": base}
+
+
+STARTUP_CODE = r"""
+import time
+t0 = time.perf_counter()
+import ptxfp
+t1 = time.perf_counter()
+ptxfp.execute({form!r}, *{ops!r})
+t2 = time.perf_counter()
+print(t1 - t0, t2 - t1)
+"""
+
+
+def bench_startup(args, res):
+    """``import ptxfp`` + first call of a form in a new process: warm and cold disk cache."""
+    rows = []
+    for form, ops in [("fma.rn.f16", (0x3C00, 0x3C00, 0x3C00)),
+                      ("add.rz.f32.bf16", (0x3F80, 0x3F800000))]:
+        code = STARTUP_CODE.format(form=form, ops=ops)
+        for kind in ("cold", "warm", "warm"):
+            env = dict(os.environ)
+            if kind == "cold":
+                cache = tempfile.mkdtemp(prefix="ptxfp-bench-cache-")
+            env["NUMBA_CACHE_DIR"] = cache
+            t0 = time.perf_counter()
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                 text=True, check=True).stdout.split()
+            wall = time.perf_counter() - t0
+            imp, first = float(out[0]), float(out[1])
+            rows.append({"form": form, "cache": kind, "import s": imp, "first call s": first,
+                         "import+first s": imp + first, "process wall s": wall})
+            print(f"  {form:18s} {kind}: import {imp:.3f} s  first call {first:.3f} s  "
+                  f"together {imp + first:.3f} s  (whole process {wall:.3f} s)", flush=True)
+    code = "import time; t0 = time.perf_counter(); import numba; print(time.perf_counter() - t0)"
+    numba_import = float(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                        text=True, check=True).stdout)
+    print(f"  import numba alone: {numba_import:.3f} s")
+    res["startup"] = {"rows": rows, "import numba s": numba_import}
+
+
+def plot(res, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    sizes = res["sizes"]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for key, style in (("1", "-"), ("all", "--")):
+        if key not in sizes:
+            continue
+        ns = sorted(sizes[key], key=int)
+        names = list(sizes[key][ns[0]])
+        for name in names:
+            ys = [sizes[key][n].get(name) for n in ns]
+            is_base = " " in name
+            label = name + ("" if key == "1" else f" (all {res['machine'].get('cpus')} cores)")
+            ax.plot([int(n) for n in ns], ys, style, marker="o" if not is_base else "s",
+                    markersize=3, label=label, alpha=0.6 if is_base else 1.0)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("array size (elements; x2 forms: 32-bit words)")
+    ax.set_ylabel("elements per second (Me/s)")
+    ax.set_title("ptxfp.execute throughput vs baselines (solid: 1 thread)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"  wrote {path}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("what", choices=["table", "scaling", "sizes", "overhead", "startup", "plot",
+                                    "all"])
+    p.add_argument("--n", type=int, default=10_000_000, help="array size of the table")
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                   help="clock of the single-thread runs")
+    p.add_argument("--forms", type=lambda s: s.split(","), default=FORMS)
+    p.add_argument("--plot-forms", type=lambda s: s.split(","), default=PLOT_FORMS)
+    p.add_argument("--scaling-forms", type=lambda s: s.split(","), default=SCALING_FORMS)
+    p.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")],
+                   default=SIZES)
+    p.add_argument("--json", help="write (or, for 'plot', read) the results here")
+    p.add_argument("--plot", help="PNG to draw elements/s against size into")
+    args = p.parse_args(argv)
+
+    if args.what == "plot":
+        with open(args.json) as f:
+            res = json.load(f)
+        plot(res, args.plot)
+        return
+    res = {"machine": machine(), "argv": sys.argv[1:]}
+    if args.json and os.path.exists(args.json):
+        with open(args.json) as f:
+            old = json.load(f)
+        old.update(res)
+        res = old
+    print(json.dumps(res["machine"], indent=1))
+    steps = {"table": [bench_table], "scaling": [bench_scaling],
+             "sizes": [lambda a, r: bench_sizes(a, r, (1, None))],
+             "overhead": [bench_overhead], "startup": [bench_startup],
+             "all": [bench_startup, bench_overhead, bench_table, bench_scaling,
+                     lambda a, r: bench_sizes(a, r, (1, None))]}[args.what]
+    for step in steps:
+        print(f"== {getattr(step, '__name__', 'sizes')}", flush=True)
+        step(args, res)
+    try:
+        res["machine"]["loadavg_at_end"] = os.getloadavg()
+    except OSError:
+        pass
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(res, f, indent=1)
+    if args.plot and "sizes" in res:
+        plot(res, args.plot)
+
+
+if __name__ == "__main__":
+    main()
