@@ -6,9 +6,9 @@ from ..spelling import parse
 
 
 def _cvt():
-    from .. import convert as _c        # the module (ptxfp.convert is also the function)
-    import sys
-    return sys.modules["ptxfp.convert"]
+    # the module: the package attribute ptxfp.convert is the function of the same name
+    import importlib
+    return importlib.import_module("ptxfp.convert")
 
 
 def is_cvt(ins):

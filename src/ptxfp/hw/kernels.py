@@ -14,7 +14,7 @@ and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  Such a kernel
 
 from dataclasses import dataclass
 
-from .forms import is_cvt, is_mixed, operand_widths, parse_form, result_width
+from .forms import is_mixed, operand_widths, parse_form, result_width
 
 #: default GPU architecture: the lent GPUs are H100/H200 (sm_90)
 DEFAULT_SM = 90
@@ -35,10 +35,6 @@ BLOCK = 256
 def _target_ptx(sm):
     known = [s for s in TARGET_PTX if s <= sm]
     return TARGET_PTX[max(known)] if known else (4, 0)
-
-
-def _width(fmt):
-    return 16 if fmt in ("f16", "bf16") else 32
 
 
 @dataclass(frozen=True)
@@ -83,13 +79,13 @@ def _module(spelling, mode, sm, version, widths, body):
         if w:
             regs.append(f"    .reg .b{w} %{n};")
     loads, stores = [], []
-    for k, (n, w) in enumerate(zip(names, widths)):
+    for n, w in zip(names, widths):
         if not w:
             continue
         nbytes = w // 8
         if n == "d":
             stores += [f"    mul.wide.u32 %off, %i, {nbytes};",
-                       f"    add.s64 %ptr, %gd, %off;",
+                       "    add.s64 %ptr, %gd, %off;",
                        f"    st.global.b{w} [%ptr], %d;"]
         else:
             loads += [f"    mul.wide.u32 %off, %i, {nbytes};",
