@@ -80,15 +80,15 @@ def decode(h, EBITS, MBITS, flush_subnormal):
     (no DAZ, see kernels.py).  Any other format takes the integer route.
     """
     if EBITS == 5 and MBITS == 10 and HAVE_F16C:
-        w = np.int64(h) & 0xFFFF
-        if flush_subnormal:
-            w = (w & 0x8000) if (w & 0x7C00) == 0 else w
-        return _f64_from_f16_bits(w)
+        v = _f64_from_f16_bits(h)
+        if flush_subnormal:                  # below 2**-14: a subnormal, to a signed zero
+            v = v * 0.0 if abs(v) < 6.103515625e-05 else v
+        return v
     if EBITS == 8 and (MBITS == 7 or MBITS == 23):
-        w = (np.int64(h) << (23 - MBITS)) & 0xFFFFFFFF
-        if flush_subnormal:
-            w = (w & 0x80000000) if (w & 0x7F800000) == 0 else w
-        return _f64_from_f32_bits(w)
+        v = _f64_from_f32_bits(np.int64(h) << (23 - MBITS))
+        if flush_subnormal:                  # below 2**-126
+            v = v * 0.0 if abs(v) < 1.1754943508222875e-38 else v
+        return v
     h = np.int64(h)
     emask = (np.int64(1) << EBITS) - 1
     bias = (np.int64(1) << (EBITS - 1)) - 1

@@ -10,6 +10,7 @@ cached on disk, keyed by those constants.
 import os
 import sys
 import threading
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
@@ -150,8 +151,29 @@ def _sum_is_exact(op, mixed, lane_fmt):
     return EMAX + 2 - (EMIN - P + 1) <= 53
 
 
+def _source_key():
+    """A checksum of the modules inlined into the kernels.
+
+    Numba's disk cache notices a change of kernels.py only; the lane's callees (decode, the
+    rounding core, NVIDIA's rules) are inlined into each kernel's machine code, so a changed
+    callee must change the key of the cached kernels too: the kernels capture this value."""
+    key = 0
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("arith.py", "rounding.py", "nvidia.py", "_bitcast.py", "formats.py"):
+        try:
+            with open(os.path.join(here, name), "rb") as f:
+                key = zlib.crc32(f.read(), key)
+        except OSError:
+            pass
+    return key
+
+
+_SOURCE_KEY = _source_key()
+
+
 def _build(spec):
     OP, mode = spec.op, spec.mode
+    SOURCE_KEY = _SOURCE_KEY
     MIXED = spec.c_fmt != spec.lane_fmt
     EXACT = _sum_is_exact(OP, MIXED, spec.lane_fmt)
     AE, AM = _FMT[spec.lane_fmt][:2]
@@ -163,6 +185,8 @@ def _build(spec):
 
     @njit(cache=True, nogil=True)
     def kernel(a, b, c, out, start, stop):
+        if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
+            return
         # Slicing first lets the loop index start at 0, so LLVM drops Numba's negative-index
         # wraparound and the loads become plain vector loads instead of gathers.
         a = a[start:stop]
