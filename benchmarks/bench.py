@@ -13,6 +13,7 @@ lanes); their lane rate is twice that and is given too.
     python benchmarks/bench.py startup   # import + first call in a new process, warm and cold
     python benchmarks/bench.py all --json benchmarks/results.json --plot docs/perf_throughput.png
     python benchmarks/bench.py plot --json benchmarks/results.json --plot docs/perf_throughput.png
+    python benchmarks/bench.py report --json benchmarks/results.json   # Markdown tables
 
 Timings are the minimum over ``--repeat`` runs.  ``--clock cpu`` times single-thread runs with
 the calling thread's CPU time instead of wall-clock time, which is steadier on a machine that
@@ -41,14 +42,18 @@ SIZES = [1_000, 10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_0
 
 
 def set_threads(n):
-    """Threads for ptxfp (read at each call) and torch; None = all cores."""
+    """Threads for ptxfp (PTXFP_NUM_THREADS is read at each call); None = all cores.
+
+    torch always runs on one thread here (its baselines are single-thread, and an idle OpenMP
+    pool spinning on a small machine would slow the other measurements).
+    """
     if n is None:
         os.environ.pop("PTXFP_NUM_THREADS", None)
     else:
         os.environ["PTXFP_NUM_THREADS"] = str(n)
     try:
         import torch
-        torch.set_num_threads(n or os.cpu_count())
+        torch.set_num_threads(1)
     except ImportError:
         pass
 
@@ -345,10 +350,71 @@ def plot(res, path):
     print(f"  wrote {path}")
 
 
+def report(res):
+    """The results as Markdown tables (for docs/performance.md)."""
+    lines = []
+    m = res.get("machine", {})
+    if "table" in res:
+        t = res["table"]
+        base = t["baselines"]
+        lines.append(f"Single thread, {t['n']:,} elements, clock: {t['clock']}.\n")
+        head = ["form", "Me/s", "Mlanes/s"] + [f"x {k}" for k in base]
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|" + "---|" * len(head))
+        for r in t["rows"]:
+            cells = [f"`{r['form']}`", f"{r['Me/s']:.0f}",
+                     f"{r['Mlanes/s']:.0f}" if r["lanes"] == 2 else ""]
+            cells += [f"{r['x ' + k]:.2f}" if r["x " + k] < 100 else f"{r['x ' + k]:.0f}"
+                      for k in base]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| *baseline* | | | " + " | ".join(f"{v:.1f} Me/s" if v < 100 else
+                                                     f"{v:.0f} Me/s" for v in base.values())
+                     + " |")
+        lines.append("")
+    if "scaling" in res:
+        sc = res["scaling"]
+        forms = sorted({r["form"] for r in sc["rows"]}, key=[r["form"] for r in sc["rows"]].index)
+        sizes = sorted({r["n"] for r in sc["rows"]})
+        lines.append(f"All {sc['cores']} cores against one thread (wall clock; speed-up, and "
+                     f"Me/s with all cores), PARALLEL_MIN = {sc['parallel_min']:,}.\n")
+        lines.append("| form | " + " | ".join(f"{n:,}" for n in sizes) + " |")
+        lines.append("|---|" + "---|" * len(sizes))
+        for f in forms:
+            cells = []
+            for n in sizes:
+                r = next(r for r in sc["rows"] if r["form"] == f and r["n"] == n)
+                cells.append(f"{r['speedup']:.2f}x ({r['all Me/s']:.0f})")
+            lines.append(f"| `{f}` | " + " | ".join(cells) + " |")
+        lines.append("")
+    if "overhead" in res:
+        o = res["overhead"]
+        lines.append("| form | scalar (spelling) | scalar (Instruction) | 1,000 elements |")
+        lines.append("|---|---|---|---|")
+        for r in o["rows"]:
+            lines.append(f"| `{r['form']}` | {r['scalar us']:.2f} us | "
+                         f"{r['scalar (Instruction) us']:.2f} us | {r['1000 elements us']:.2f} us |")
+        for k, v in o["baselines"].items():
+            lines.append(f"| *{k.split(',')[0]}* | | | {v:.2f} us |")
+        lines.append("")
+    if "startup" in res:
+        st = res["startup"]
+        lines.append("| form | disk cache | import ptxfp | first call | together | whole process |")
+        lines.append("|---|---|---|---|---|---|")
+        for r in st["rows"]:
+            lines.append(f"| `{r['form']}` | {r['cache']} | {r['import s']:.2f} s | "
+                         f"{r['first call s']:.2f} s | **{r['import+first s']:.2f} s** | "
+                         f"{r['process wall s']:.2f} s |")
+        lines.append(f"\n`import numba` alone: {st['import numba s']:.2f} s.\n")
+    if m:
+        lines.append(f"Load average at start/end: {m.get('loadavg_at_start')} / "
+                     f"{m.get('loadavg_at_end')}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("what", choices=["table", "scaling", "sizes", "overhead", "startup", "plot",
-                                    "all"])
+                                    "report", "all"])
     p.add_argument("--n", type=int, default=10_000_000, help="array size of the table")
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
@@ -362,10 +428,13 @@ def main(argv=None):
     p.add_argument("--plot", help="PNG to draw elements/s against size into")
     args = p.parse_args(argv)
 
-    if args.what == "plot":
+    if args.what in ("plot", "report"):
         with open(args.json) as f:
             res = json.load(f)
-        plot(res, args.plot)
+        if args.what == "plot":
+            plot(res, args.plot)
+        else:
+            print(report(res))
         return
     res = {"machine": machine(), "argv": sys.argv[1:]}
     if args.json and os.path.exists(args.json):

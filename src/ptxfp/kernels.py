@@ -230,9 +230,9 @@ def kernel_for(spec):
 #: Arrays at least this long are split over threads (the kernels release the GIL).  Below it,
 #: waking a worker costs more than it saves (see docs/performance.md, "All cores").
 PARALLEL_MIN = 1 << 17
-#: Pieces per thread when splitting: a few, so that a thread slowed by another process on its
-#: core does not hold the whole call back.
-CHUNKS_PER_THREAD = 4
+#: Pieces per thread when splitting: several, so that a thread slowed by another process on
+#: its core does not hold the whole call back (pieces are taken from a shared queue).
+CHUNKS_PER_THREAD = 8
 _pool = None
 _pool_size = 0
 
