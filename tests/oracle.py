@@ -137,10 +137,6 @@ def is_subnormal(bits: int, fmt: Format) -> bool:
     return (bits & fmt.exp_mask) == 0 and (bits & fmt.frac_mask) != 0
 
 
-def is_nan(bits: int, fmt: Format) -> bool:
-    return (bits & fmt.exp_mask) == fmt.exp_mask and (bits & fmt.frac_mask) != 0
-
-
 # --------------------------------------------------------------------------------------------
 # Encoding: an already rounded, in-range finite mpfr -> bits
 
