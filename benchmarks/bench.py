@@ -326,25 +326,27 @@ def plot(res, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     sizes = res["sizes"]
-    fig, ax = plt.subplots(figsize=(8, 5))
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    colours = {}
     for key, style in (("1", "-"), ("all", "--")):
         if key not in sizes:
             continue
         ns = sorted(sizes[key], key=int)
-        names = list(sizes[key][ns[0]])
-        for name in names:
+        for name in sizes[key][ns[0]]:
             ys = [sizes[key][n].get(name) for n in ns]
             is_base = " " in name
-            label = name + ("" if key == "1" else f" (all {res['machine'].get('cpus')} cores)")
-            ax.plot([int(n) for n in ns], ys, style, marker="o" if not is_base else "s",
-                    markersize=3, label=label, alpha=0.6 if is_base else 1.0)
+            colour = colours.setdefault(name, f"C{len(colours)}")
+            label = name + ("" if key == "1" else f", all {res['machine'].get('cpus')} cores")
+            ax.plot([int(n) for n in ns], ys, style, color=colour, label=label,
+                    marker="s" if is_base else "o", markersize=3,
+                    linewidth=1.0 if is_base else 1.6)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("array size (elements; x2 forms: 32-bit words)")
     ax.set_ylabel("elements per second (Me/s)")
-    ax.set_title("ptxfp.execute throughput vs baselines (solid: 1 thread)")
+    ax.set_title("ptxfp.execute vs baselines: solid 1 thread, dashed all cores")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"  wrote {path}")
