@@ -9,7 +9,7 @@ import pathlib
 import numpy as np
 
 import ptxfp
-from ptxfp.convert import parse_cvt
+from ptxfp.cvt import parse_cvt
 
 HERE = pathlib.Path(__file__).resolve().parent
 

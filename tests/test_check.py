@@ -395,7 +395,7 @@ def test_cvt_table_rows_are_consistent():
 
 
 def _convert_forms():
-    convert = pytest.importorskip("ptxfp.convert")
+    convert = pytest.importorskip("ptxfp.cvt")
     return convert
 
 

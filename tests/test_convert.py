@@ -20,7 +20,7 @@ from gmpy2 import mpfr
 
 import ptxfp
 from ptxfp import OperandError, SpellingError, policy
-from ptxfp.convert import TABLE, canonical_spellings, convert, parse_cvt
+from ptxfp.cvt import canonical_spellings, convert, parse_cvt
 
 # --- the oracle -------------------------------------------------------------------------------
 
@@ -304,8 +304,7 @@ def test_broadcast_and_scalars():
 
 
 def test_parallel_path_matches_serial(monkeypatch):
-    import sys
-    cm = sys.modules["ptxfp.convert"]     # (ptxfp.convert is the function)
+    from ptxfp import cvt as cm
     a = np.random.default_rng(9).integers(0, 1 << 32, size=5000, dtype=np.uint32)
     want = convert("cvt.rn.bf16.f32", a)
     monkeypatch.setattr(cm, "PARALLEL_MIN", 100)

@@ -8,7 +8,7 @@
 from . import isa, policy
 from .errors import FormatError, OperandError, PtxfpError, SpellingError
 from .execute import execute
-from .convert import convert
+from .cvt import convert
 from .ptx.interp import run
 from .formats import from_bits, to_bits
 from .policy import Policy

@@ -189,14 +189,14 @@ def _hex(bits, width):
 def _parse_form(spelling):
     op = spelling.strip().split(".", 1)[0]
     if op == "cvt":
-        from .convert import parse_cvt
+        from .cvt import parse_cvt
         return parse_cvt(spelling)
     from .spelling import parse
     return parse(spelling)
 
 
 def cmd_eval(args, out):
-    from .convert import CvtInstruction, convert
+    from .cvt import CvtInstruction, convert
     from .execute import execute
     form = _parse_form(args.spelling)
     names, fmts = form.operand_names, form.operand_formats
@@ -403,8 +403,8 @@ def cmd_run(args, out):
 
 def _forms():
     from . import isa
-    from .convert import canonical_spellings as cvt_spellings
-    from .convert import parse_cvt
+    from .cvt import canonical_spellings as cvt_spellings
+    from .cvt import parse_cvt
     from .spelling import parse
     rows = []
     for s in isa.canonical_spellings():

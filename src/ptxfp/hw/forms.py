@@ -1,14 +1,13 @@
 """The forms the harness verifies: the arithmetic table (ptxfp.isa) and the cvt table
-(ptxfp.convert), behind one interface: parse, model, widths."""
+(ptxfp.cvt), behind one interface: parse, model, widths."""
 
+from .. import cvt as _cvt_module
 from .. import isa
 from ..spelling import parse
 
 
 def _cvt():
-    # the module: the package attribute ptxfp.convert is the function of the same name
-    import importlib
-    return importlib.import_module("ptxfp.convert")
+    return _cvt_module
 
 
 def is_cvt(ins):

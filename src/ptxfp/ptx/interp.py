@@ -45,8 +45,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..convert import CvtInstruction, parse_cvt
-from ..convert import convert as _convert
+from ..cvt import CvtInstruction, parse_cvt
+from ..cvt import convert as _convert
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..execute import execute as _execute
 from ..spelling import parse as _parse_arith
