@@ -13,9 +13,7 @@ import pytest
 import ptxfp
 from ptxfp import isa
 from ptxfp.ptx import read
-from ptxfp.ptx.check import (KNOWN_VERSIONS, RULES, TARGET_MIN_VERSION, Diagnostic, Report,
-                             spelling_verdict)
-from ptxfp.ptx import cvt_table
+from ptxfp.ptx.check import KNOWN_VERSIONS, RULES, TARGET_MIN_VERSION, Diagnostic, Report
 
 from test_ptx_reader import spec_examples
 
@@ -381,51 +379,4 @@ def test_nvcc_modules_have_modeled_instructions():
 
 
 # --------------------------------------------------------------------------------------------
-# the cvt table
-
-def test_cvt_table_rows_are_consistent():
-    for row in cvt_table.TABLE:
-        assert row.required <= row.modifiers
-        assert all(k in ("version", "target") for k, _, _ in row.requires)
-        for k, thr, msg in row.requires:
-            expect = ("%d.%d" % thr) if k == "version" else ("sm_%d" % thr)
-            assert expect in msg
-    assert set(cvt_table.PAIRS) == {("f16", "f32"), ("bf16", "f32"), ("f16x2", "f32"),
-                                    ("bf16x2", "f32"), ("f32", "f16"), ("f32", "bf16")}
-
-
-def _convert_forms():
-    convert = pytest.importorskip("ptxfp.cvt")
-    return convert
-
-
-def test_cvt_table_agrees_with_convert_module():
-    """The checker's cvt rows and ptxfp.convert's table accept the same spellings (the .rs
-    forms are checked, not executed); requirements agree from sm_75/PTX 6.3 up, where
-    convert's table was checked; below, ptxas (and cvt_table) need sm_70 for .satfinite on
-    .f16 and PTX 4.0/sm_50 for everything."""
-    convert = _convert_forms()
-    for spelling in convert.canonical_spellings():
-        v = spelling_verdict(spelling)
-        assert v.ok, (spelling, v.errors)
-        c = convert.parse_cvt(spelling)
-        assert max(v.min_ptx, (6, 3)) == max(c.min_ptx, (6, 3)), spelling
-        assert max(v.min_sm, 75) == max(c.min_sm, 75), spelling
-    mine = {str(convert.parse_cvt(s)) for s in convert.canonical_spellings()}
-    for row in cvt_table.TABLE:
-        if row.targets:
-            continue
-        rnds = row.roundings if row.rounding_required else (None,) + row.roundings
-        for rnd in rnds:
-            for mods in _subsets(row.modifiers, row.required):
-                s = ".".join(["cvt"] + ([rnd] if rnd else []) + sorted(
-                    mods, key=convert.MODIFIER_ORDER.index) + [row.dst, row.src])
-                assert str(convert.parse_cvt(s)) in mine
-
-
-def _subsets(mods, required):
-    from itertools import combinations
-    free = sorted(mods - required)
-    for k in range(len(free) + 1):
-        for extra in combinations(free, k):
-            yield set(required) | set(extra)
+# the cvt table: tests/test_isa_cvt.py holds its rows to ptxas (and check() to its rows)

@@ -6,8 +6,9 @@
    sm_50-sm_121f) pair, check() accepts exactly where ptxas accepts; every message check()
    attributes to ptxas is one ptxas prints for that line; the operand probes and the
    (.version, .target) pairs agree.
-2. Live: where ptxas is installed, a seeded sample of lines and the nvcc modules of
-   tests/data/ptx go through ptxas and check() side by side (skips cleanly elsewhere).
+2. Live: where ptxas is installed, a seeded sample of lines, every recorded cvt line at
+   .versions/.targets below the recorded matrix, and the nvcc modules of tests/data/ptx go
+   through ptxas and check() side by side (skips cleanly elsewhere).
 
 The add/sub/mul/fma decisions come from ptxfp.parse() and the instruction table (isa.py), so
 these tests also hold the table to ptxas.
@@ -255,7 +256,8 @@ def _sample_lines(n=240, seed=7):
 
 
 ARCH = {"sm_100a": "sm_100a", "sm_75": "sm_75", "sm_80": "sm_80", "sm_90": "sm_90",
-        "sm_52": "sm_75", "sm_120": "sm_120"}
+        "sm_52": "sm_75", "sm_120": "sm_120", "sm_13": "sm_75", "sm_20": "sm_75",
+        "sm_37": "sm_75"}
 
 
 @needs_ptxas
@@ -272,6 +274,30 @@ def test_live_sample_against_ptxas(v, t):
         got = found.get(k, [])
         if bool(want) != bool(got) or any(d.ptxas not in want for d in got):
             bad.append((line, want, [str(d) for d in got]))
+    assert not bad, "\n".join(map(str, bad[:20]))
+
+
+@needs_ptxas
+@pytest.mark.parametrize("v,t", [("1.0", "sm_13"), ("1.3", "sm_20"), ("1.4", "sm_13"),
+                                 ("3.2", "sm_37")])
+def test_live_cvt_below_the_recorded_matrix(v, t):
+    """The recorded matrix starts at .version 4.0 / sm_50; ptxas 13.0 knows older ones (.ftz
+    needs 1.4, plain f16<->f32 cvt nothing).  Every recorded cvt line, side by side."""
+    if _SP is None:
+        pytest.skip("tests/data/ptxas/spellings.jsonl missing")
+    header, recs = _SP
+    lines = [r["line"] for r in recs if r["op"] == "cvt"
+             and spelling_verdict(r["spelling"]).family is not None]
+    text, first = module(v, t, lines)
+    rc, per = run_ptxas(text, ARCH[t])
+    found, _ = check_lines(v, t, lines)
+    bad = []
+    for k, line in enumerate(lines):
+        want = [m for sev, m in per.get(first + k, []) if sev == "error"]
+        got = found.get(k, [])
+        if bool(want) != bool(got) or any(d.ptxas not in want for d in got):
+            bad.append((line, want, [str(d) for d in got]))
+    assert len(lines) > 4000
     assert not bad, "\n".join(map(str, bad[:20]))
 
 

@@ -380,10 +380,6 @@ def test_operand_errors():
 PTXAS = shutil.which("ptxas") or ("/usr/local/bin/ptxas" if os.path.exists("/usr/local/bin/ptxas")
                                   else None)
 needs_ptxas = pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
-#: the lowest .version that accepts each .target (PTX ISA release notes)
-TARGET_MIN_PTX = {75: (6, 3), 80: (7, 0), 86: (7, 1), 89: (7, 8), 90: (7, 8), 100: (8, 6)}
-VERSIONS = [(6, 3), (6, 4), (6, 5), (7, 0), (7, 1), (7, 2), (7, 3), (7, 4), (7, 5), (7, 6),
-            (7, 7), (7, 8), (8, 0), (8, 1), (8, 2), (8, 3), (8, 4), (8, 5), (8, 6)]
 
 
 def _line(spelling):
@@ -393,16 +389,22 @@ def _line(spelling):
     return f"{spelling} {d}, {', '.join(srcs)};"
 
 
+def _arch(sm):
+    # ptxas 13.0 compiles only for sm_75 and up; an older .target is compiled for sm_75
+    return f"sm_{max(sm, 75)}"
+
+
 def _ptxas_errors(lines, version, sm):
     """ptxas on one entry holding `lines`: the set of line indexes it reports an error for."""
-    head = (f".version {version[0]}.{version[1]}\n.target sm_{sm}\n.address_size 64\n"
-            ".visible .entry k() {\n.reg .f32 %f<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n")
+    head = (f".version {version[0]}.{version[1]}\n.target sm_{sm}\n"
+            + (".address_size 64\n" if version >= (2, 3) else "")
+            + ".visible .entry k() {\n.reg .f32 %f<4>;\n.reg .b16 %h<4>;\n.reg .b32 %r<4>;\n")
     first = head.count("\n") + 1
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "t.ptx")
         with open(path, "w") as f:
             f.write(head + "\n".join(lines) + "\nret;\n}\n")
-        p = subprocess.run([PTXAS, f"-arch=sm_{sm}", path, "-o", os.path.join(d, "t.cubin")],
+        p = subprocess.run([PTXAS, f"-arch={_arch(sm)}", path, "-o", os.path.join(d, "t.cubin")],
                            capture_output=True, text=True)
     bad = {int(m.group(1)) - first for m in re.finditer(r"line (\d+); error", p.stderr)}
     assert p.returncode == 0 or bad, p.stderr
@@ -421,7 +423,8 @@ REJECTED = ["cvt.f16.f32", "cvt.rna.f16.f32", "cvt.rna.bf16.f32", "cvt.rm.f16x2.
             "cvt.rn.sat.bf16.f32", "cvt.rn.ftz.f16x2.f32", "cvt.relu.f32.f16",
             "cvt.sat.f32.bf16", "cvt.rn.ftz.relu.f16.f32", "cvt.rn.sat.relu.f16.f32",
             "cvt.rn.sat.satfinite.f16.f32", "cvt.rn.ftz.satfinite.bf16.f32",
-            "cvt.rn.sat.f16x2.f32", "cvt.rz.ftz.relu.bf16.f32", "cvt.satfinite.f32.f16"]
+            "cvt.rn.sat.f16x2.f32", "cvt.rz.ftz.relu.bf16.f32", "cvt.satfinite.f32.f16",
+            "cvt.rn.ftz.ftz.f16.f32", "cvt.rn.rn.f16.f32"]
 
 
 @needs_ptxas
@@ -440,22 +443,27 @@ def test_ptxas_rejects_what_ptxfp_rejects():
 
 @needs_ptxas
 def test_ptxas_requirements():
-    """Each form is accepted at its stated minimum and rejected just below (where ptxas 13.0
-    can still express 'just below': it knows no target older than sm_75)."""
-    forms = canonical_spellings()
+    """Each form is accepted at its stated minimum and rejected one step below on either axis,
+    down to what ptxas 13.0 still knows (.version 1.0, .target sm_10): below the recorded
+    matrix (4.0 / sm_50) this is the only check of the table's requirements."""
+    from ptxfp.ptx.check import KNOWN_VERSIONS, TARGET_MIN_VERSION, target_sm
+    plain = sorted((t for t in TARGET_MIN_VERSION if t[-1].isdigit()), key=target_sm)
     groups = {}
-    for s in forms:
+    for s in canonical_spellings():
         ins = parse_cvt(s)
-        sm = max(ins.min_sm, 75)
-        v = max(ins.min_ptx, TARGET_MIN_PTX[sm])
-        groups.setdefault((v, sm, True), []).append(s)
-        if ins.min_sm >= 80:                                    # target just below
-            groups.setdefault((max(v, TARGET_MIN_PTX[75]) if ins.min_sm == 80 else v,
-                               75 if ins.min_sm == 80 else 80, False), []).append(s)
-        i = VERSIONS.index(v) if v in VERSIONS else None
-        if i and ins.min_ptx > TARGET_MIN_PTX[sm] and VERSIONS[i - 1] >= TARGET_MIN_PTX[sm]:
-            groups.setdefault((VERSIONS[i - 1], sm, False), []).append(s)
-    for (v, sm, ok), ss in groups.items():
+        t = f"sm_{ins.min_sm}"
+        v = max(ins.min_ptx, TARGET_MIN_VERSION[t])
+        groups.setdefault((v, ins.min_sm, True), []).append(s)
+        below = [x for x in plain if target_sm(x) < ins.min_sm]
+        if below:                                               # the target just below
+            lt = below[-1]
+            groups.setdefault((max(v, TARGET_MIN_VERSION[lt]), target_sm(lt), False),
+                              []).append(s)
+        lower = [x for x in KNOWN_VERSIONS if x < ins.min_ptx]
+        if lower and lower[-1] >= TARGET_MIN_VERSION[t]:        # the version just below
+            groups.setdefault((lower[-1], ins.min_sm, False), []).append(s)
+    assert any(v < (4, 0) and ok for (v, sm, ok) in groups)     # reaches below the matrix
+    for (v, sm, ok), ss in sorted(groups.items()):
         bad = _ptxas_errors([_line(s) for s in ss], v, sm)
         if ok:
             assert not bad, (v, sm, [ss[i] for i in sorted(bad)])

@@ -1,14 +1,16 @@
 """``cvt`` between .f32 and the half formats, bit-exact: ``convert(spelling, *operands)``.
 
-Modeled forms (PTX ISA 9.7.9.21 ``cvt``; legal spellings and requirements checked with ptxas
-13.0, see ``TABLE``):
+The forms, their spellings and their requirements are the rows of the cvt table (isa_cvt.py,
+PTX ISA 9.7.9.21 as ptxas 13.0 decides it); this module parses a spelling against that table
+(``parse_cvt``) and computes the executable forms:
 
 - narrowing ``cvt.rnd{.ftz}{.sat}{.relu}{.satfinite}.{f16,bf16}.f32 d, a``
 - packed ``cvt.{rn,rz}{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b``: a goes to the
   **upper** half d[31:16], b to the lower half d[15:0] (manual, cvt semantics)
 - widening ``cvt{.ftz}{.sat}.f32.f16 d, a`` and ``cvt{.rnd}{.ftz}.f32.bf16 d, a`` (exact)
 
-Rules, each with its source:
+The stochastic-rounding rows (``cvt.rs...``) are checked by ``ptxfp.check`` and not computed.
+The rules, with their sources, are in docs/semantics.md ("cvt"); in short:
 
 - one rounding of the exact f32 value into the destination (``rounding.round_pack``), IEEE
   overflow per mode, subnormal results kept;
@@ -33,7 +35,6 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from itertools import combinations, product
 
 import numpy as np
 from numba import njit
@@ -43,82 +44,11 @@ from .arith import decode
 from .errors import OperandError, SpellingError
 from .formats import BF16, F16, F32
 from .rounding import MODES, RN, round_pack
+from .isa_cvt import (MODIFIER_ORDER, OTHER_TYPES, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
+                      TABLE, TYPES, CvtRow, canonical_spelling, canonical_spellings, forms)
 
-ROUNDINGS = ("rn", "rz", "rm", "rp")
-#: canonical order of the modifier tokens in a printed cvt spelling (manual syntax blocks:
-#: ``cvt{.frnd}{.ftz}{.sat}`` and ``cvt.frnd2{.relu}{.satfinite}``)
-MODIFIER_ORDER = ("ftz", "sat", "relu", "satfinite")
-MODELED_TYPES = ("f16", "f16x2", "bf16", "bf16x2", "f32")
-#: cvt types of the manual that ptxfp does not model (named in the error message)
-OTHER_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f64", "tf32",
-               "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "e4m3x4", "e5m2x4", "e2m1x4",
-               "e2m3x4", "e3m2x4", "ue8m0x2", "s2f6x2")
-OTHER_ROUNDINGS = ("rna", "rs", "rni", "rzi", "rmi", "rpi")
-SECTION = "9.7.9.21"
-
-
-@dataclass(frozen=True)
-class CvtRow:
-    """One family of cvt spellings: types, roundings, modifiers and what they need."""
-    dtype: str
-    atype: str
-    roundings: tuple
-    rounding_required: bool
-    modifiers: frozenset
-    required: frozenset
-    min_ptx: tuple
-    min_sm: int
-    section: str = SECTION
-    opcode: str = "cvt"
-
-    @property
-    def type_tokens(self):
-        return (self.dtype, self.atype)
-
-    @property
-    def mixed(self):
-        return False
-
-    def modifier_sets(self):
-        """Every modifier combination this row accepts."""
-        free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
-        for k in range(len(free) + 1):
-            for extra in combinations(free, k):
-                yield frozenset(self.required | set(extra))
-
-
-def _row(d, a, rnd, req_rnd, mods, required, ptx, sm):
-    return CvtRow(d, a, tuple(rnd), req_rnd, frozenset(mods), frozenset(required), ptx, sm)
-
-
-_RNRZ = ("rn", "rz")
-
-# Found with ptxas 13.0 (tests/test_convert.py re-checks them where ptxas is installed):
-# - .relu and .satfinite take only .rn/.rz; neither combines with .ftz or .sat;
-# - .sat is f16-only (and f32.f16); .relu needs PTX 7.0/sm_80, .satfinite PTX 8.1 (and sm_80
-#   for every destination but .f16, which ptxas takes on sm_75);
-# - bf16.f32 takes .rm/.rp too (the manual's syntax lists .rn/.rz) from 7.0/sm_80;
-# - cvt.f32.f16 takes no rounding modifier; cvt.f32.bf16 accepts one (it changes nothing),
-#   needs 7.1/sm_80, and its .ftz 7.8/sm_90.
-# Versions below what ptxas 13.0 can still target (sm_75, PTX 6.3) are the manual's: f16<->f32
-# conversions are PTX 1.0; ptxfp says sm_20 because sm_1x flushed f32 subnormals by default,
-# which is not modeled.
-TABLE = (
-    _row("f16", "f32", ROUNDINGS, True, {"ftz", "sat"}, (), (1, 0), 20),
-    _row("f16", "f32", _RNRZ, True, {"relu"}, {"relu"}, (7, 0), 80),
-    _row("f16", "f32", _RNRZ, True, {"satfinite"}, {"satfinite"}, (8, 1), 20),
-    _row("f16", "f32", _RNRZ, True, {"relu", "satfinite"}, {"relu", "satfinite"}, (8, 1), 80),
-    _row("bf16", "f32", ROUNDINGS, True, {"ftz"}, (), (7, 0), 80),
-    _row("bf16", "f32", _RNRZ, True, {"relu"}, {"relu"}, (7, 0), 80),
-    _row("bf16", "f32", _RNRZ, True, {"relu", "satfinite"}, {"satfinite"}, (8, 1), 80),
-    _row("f16x2", "f32", _RNRZ, True, {"relu"}, (), (7, 0), 80),
-    _row("f16x2", "f32", _RNRZ, True, {"relu", "satfinite"}, {"satfinite"}, (8, 1), 80),
-    _row("bf16x2", "f32", _RNRZ, True, {"relu"}, (), (7, 0), 80),
-    _row("bf16x2", "f32", _RNRZ, True, {"relu", "satfinite"}, {"satfinite"}, (8, 1), 80),
-    _row("f32", "f16", (), False, {"ftz", "sat"}, (), (1, 0), 20),
-    _row("f32", "bf16", ROUNDINGS, False, (), (), (7, 1), 80),
-    _row("f32", "bf16", ROUNDINGS, False, {"ftz"}, {"ftz"}, (7, 8), 90),
-)
+__all__ = ["convert", "parse_cvt", "CvtInstruction", "CvtRow", "TABLE", "canonical_spellings",
+           "canonical_spelling", "forms"]
 
 _LANE = {"f16": F16, "f16x2": F16, "bf16": BF16, "bf16x2": BF16, "f32": F32}
 
@@ -190,30 +120,6 @@ class CvtInstruction:
                                   self.modifiers, self.types)
 
 
-def canonical_spelling(rounding, mods, type_tokens):
-    parts = ["cvt"] + ([rounding] if rounding else [])
-    parts += [m for m in MODIFIER_ORDER if m in mods] + list(type_tokens)
-    return ".".join(parts)
-
-
-def forms():
-    """Every (row, rounding or None, modifier set) the table accepts."""
-    for row in TABLE:
-        rnds = row.roundings if row.rounding_required else (None,) + row.roundings
-        for rnd, mods in product(rnds, row.modifier_sets()):
-            yield row, rnd, mods
-
-
-def canonical_spellings():
-    """The canonical spelling of every cvt form ptxfp models."""
-    seen = []
-    for row, rnd, mods in forms():
-        s = canonical_spelling(rnd, mods, row.type_tokens)
-        if s not in seen:
-            seen.append(s)
-    return seen
-
-
 def _fail(spelling, token, rule, message):
     raise SpellingError(f"{message} in '{spelling}'", spelling=spelling, token=token, rule=rule)
 
@@ -223,10 +129,12 @@ def _dotted(names):
 
 
 def parse_cvt(spelling):
-    """Parse and validate a cvt spelling; raise SpellingError naming the bad token.
+    """Parse and validate a cvt spelling against the cvt table (isa_cvt.py); raise
+    SpellingError naming the bad token.
 
-    Modifiers may come in any order and may repeat (ptxas takes ``cvt.rn.f16.f32.relu`` and
-    ``cvt.satfinite.rn.f16.f32``); the two type tokens are destination then source.
+    As in ptxas, modifiers may come in any order and ``.sat``/``.relu``/``.satfinite`` may
+    repeat (``cvt.rn.f16.f32.relu``, ``cvt.satfinite.rn.f16.f32``); a second ``.ftz`` or a second
+    rounding modifier is an error; the two type tokens are destination then source.
     """
     if not isinstance(spelling, str):
         raise SpellingError("an instruction spelling must be a string, got "
@@ -239,11 +147,16 @@ def parse_cvt(spelling):
         _fail(text, tokens[0], "unknown-instruction", f"'{tokens[0]}' is not a cvt spelling")
     roundings, mods, types = [], set(), []
     for t in tokens[1:]:
-        if t in ROUNDINGS or t in OTHER_ROUNDINGS:
+        if t in ROUNDING_TOKENS:
+            if roundings:
+                _fail(text, "." + t, "rounding-conflict",
+                      f"multiple rounding modifiers specified ('.{roundings[0]}' and '.{t}')")
             roundings.append(t)
         elif t in MODIFIER_ORDER:
+            if t in mods and t not in REPEATABLE:
+                _fail(text, "." + t, "duplicate-modifier", f"duplicate .{t} modifier")
             mods.add(t)
-        elif t in MODELED_TYPES or t in OTHER_TYPES:
+        elif t in TYPES or t in OTHER_TYPES:
             types.append(t)
         else:
             _fail(text, "." + t, "unknown-modifier", f"unknown modifier '.{t}' for 'cvt'")
@@ -252,22 +165,20 @@ def parse_cvt(spelling):
               "cvt needs two types, destination then source"
               + (f" (got {_dotted(types)})" if types else ""))
     tname = "." + ".".join(types)
-    rows = [r for r in TABLE if r.type_tokens == tuple(types)]
+    rows = [r for r in TABLE if r.types == tuple(types)]
     if not rows:
         other = [t for t in types if t in OTHER_TYPES]
         if other or types[0] == types[1]:
             _fail(text, tname, "not-modeled",
                   f"'cvt{tname}' is not modeled by ptxfp (it models cvt between .f32 and "
                   ".f16/.bf16/.f16x2/.bf16x2)")
-        ok = sorted("." + ".".join(r.type_tokens) for r in TABLE)
+        ok = sorted("." + ".".join(r.types) for r in TABLE)
         _fail(text, tname, "illegal-type",
               f"illegal types '{tname}' for 'cvt' (modeled: {', '.join(dict.fromkeys(ok))})")
-    if len(set(roundings)) > 1:
-        _fail(text, "." + roundings[1], "rounding-conflict",
-              f"conflicting rounding modifiers {_dotted(sorted(set(roundings)))}")
     rnd = roundings[0] if roundings else None
     if rnd is not None and not any(rnd in r.roundings for r in rows):
-        allowed = sorted({m for r in rows for m in r.roundings}, key=ROUNDINGS.index)
+        allowed = sorted({m for r in rows if r.executable for m in r.roundings},
+                         key=ROUNDINGS.index)
         _fail(text, "." + rnd, "illegal-rounding",
               f"illegal rounding modifier '.{rnd}' for 'cvt{tname}'"
               + (f" (allowed: {_dotted(allowed)})" if allowed
@@ -290,10 +201,18 @@ def parse_cvt(spelling):
         _fail(text, "." + rnd, "illegal-rounding",
               f"illegal rounding modifier '.{rnd}' for 'cvt{tname}' with "
               f"{_dotted(sorted(mods, key=MODIFIER_ORDER.index))} (allowed: {_dotted(allowed)})")
+    # Several rows can fit (cvt.rn.f16.f32 is in the rows with and without .ftz): take the
+    # least demanding.
     row = min(fits, key=lambda r: (r.min_ptx, r.min_sm))
     if rnd is None and row.rounding_required:
         _fail(text, None, "rounding-required",
               f"rounding modifier required for 'cvt{tname}' (one of {_dotted(row.roundings)})")
+    if not row.executable:
+        _fail(text, "." + rnd if rnd else tname, "not-modeled",
+              f"'{canonical_spelling(rnd, mods, row.types)}' is legal PTX (ptxfp.check knows it, "
+              f"{row.min_ptx[0]}.{row.min_ptx[1]}, {', '.join(row.targets) or 'sm_%d' % row.min_sm}) "
+              "but ptxfp does not compute it"
+              + (" (stochastic rounding takes random bits)" if rnd == "rs" else ""))
     return CvtInstruction(
         dtype=types[0], atype=types[1], rounding=rnd, rounding_explicit=rnd is not None,
         ftz="ftz" in mods, sat="sat" in mods, relu="relu" in mods,

@@ -1,5 +1,5 @@
 """The forms the harness verifies: the arithmetic table (ptxfp.isa) and the cvt table
-(ptxfp.cvt), behind one interface: parse, model, widths."""
+(ptxfp.isa_cvt, computed by ptxfp.cvt), behind one interface: parse, model, widths."""
 
 from .. import cvt as _cvt_module
 from .. import isa

@@ -7,7 +7,8 @@ every instruction in ptxfp's model, decides what ptxas decides:
   ``ptxfp.parse()`` (the instruction table, isa.py) plus the lexical rules ptxas applies before
   it (unknown modifiers, more than one rounding modifier, a repeated ``.ftz``/``.oob``); the
   requirements from the parsed Instruction's ``min_ptx``/``min_sm``;
-* ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2: the rows of cvt_table.py;
+* ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2: the rows of the cvt table (isa_cvt.py),
+  the same rows ``ptxfp.convert`` parses and computes, with ptxas' messages for requirements;
 * the .version/.target pair, unknown versions and targets (tables below, from ptxas 13.0);
 * operands (in snippets and modules): count, vector operands, register types and immediates
   per operand (tables below, measured with ptxas), undeclared registers.
@@ -27,10 +28,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import isa
+from .. import isa, isa_cvt
 from ..errors import SpellingError
 from ..spelling import parse
-from . import cvt_table
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -357,7 +357,7 @@ def _arith_slots(op, types):
 
 def _cvt_slots(types, rnd):
     """(name, operand class) per operand of cvt with these types (and rounding), or ()."""
-    if len(types) != 2 or not cvt_table.rows_for(*types):
+    if len(types) != 2 or not isa_cvt.rows_for(*types):
         return ()
     d, s = types
     if s == "f32":
@@ -479,7 +479,7 @@ def _check_cvt_spelling(spelling, toks):
     errs += _cvt_conflicts(types, rnd, mods)
     if errs:
         return Verdict(spelling, "cvt", tuple(dict.fromkeys(errs)))
-    rows = cvt_table.rows_for(*types) if len(types) == 2 else []
+    rows = isa_cvt.rows_for(*types) if len(types) == 2 else []
     widening = len(types) == 2 and types[0] == "f32"
     if not rows or (widening and ("relu" in mods or "satfinite" in mods)):
         # .relu/.satfinite exist on narrowing cvt only: ptxas then blames the types
@@ -507,7 +507,7 @@ def _check_cvt_spelling(spelling, toks):
             return Verdict(spelling, "cvt", (
                 ("illegal-rounding", "Illegal rounding modifier for instruction 'cvt'"),))
         # .relu/.satfinite select the forms without .ftz/.sat: ptxas names those illegal
-        strong = [r for r in rows if r.required & mset] or rows
+        strong = [r for r in rows if r.required & mset & {"relu", "satfinite"}] or rows
         allowed = set().union(*(r.modifiers for r in strong))
         bad = [m for m in ILLEGAL_ORDER if m in mset and m not in allowed]
         if bad:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..cvt import CvtInstruction, parse_cvt
+from ..cvt import parse_cvt
 from ..cvt import convert as _convert
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..execute import execute as _execute
