@@ -236,12 +236,16 @@ def kernel_for(spec):
     return k
 
 
-#: Arrays at least this long are split over threads (the kernels release the GIL).  Below it,
-#: waking a worker costs more than it saves (see docs/performance.md, "All cores").
-PARALLEL_MIN = 1 << 17
-#: Pieces per thread when splitting: several, so that a thread slowed by another process on
-#: its core does not hold the whole call back (pieces are taken from a shared queue).
-CHUNKS_PER_THREAD = 8
+#: Arrays of at least this many lanes are split over threads (the kernels release the GIL).
+#: Below it, waking a worker (about 45 us here) costs the fastest forms more than it saves
+#: (see docs/performance.md, "All cores").
+PARALLEL_MIN = 1 << 19
+#: Most pieces per thread when splitting: many, so that the last piece (the time one thread
+#: may wait for the other) is short, and a thread slowed by another process on its core holds
+#: back one piece, not half the array (pieces are taken from a shared queue).
+CHUNKS_PER_THREAD = 16
+#: Fewest lanes in a piece (each piece costs a few microseconds to hand out).
+PIECE_MIN = 1 << 16
 _pool = None
 _pool_size = 0
 
@@ -295,7 +299,7 @@ def _run_parallel(k, a, b, c, out, n):
             if _pool is None or _pool_size < nt - 1:
                 _pool = ThreadPoolExecutor(max_workers=nt - 1, thread_name_prefix="ptxfp")
                 _pool_size = nt - 1
-    pieces = min(nt * CHUNKS_PER_THREAD, max(nt, n // (PARALLEL_MIN // 2)))
+    pieces = min(nt * CHUNKS_PER_THREAD, max(nt, n // PIECE_MIN))
     step = ((-(-n // pieces)) + 63) & ~63
     bounds = [(s, min(n, s + step)) for s in range(0, n, step)]
     # The calling thread works too: it takes pieces from the same queue as the workers.
