@@ -4,17 +4,17 @@
 (arith.py), one rounding (rounding.py), NVIDIA's rules (nvidia.py).  A form's constants (opcode,
 formats, rounding mode, modifiers, policy) are frozen into a Numba closure per form, so LLVM sees
 straight-line code for exactly that form and can vectorize it; the compiled machine code is
-cached on disk, keyed by those constants.
+cached on disk, keyed by those constants.  Packed forms run through the same kernel as arrays
+of 16-bit lanes; large arrays are split over a thread pool.  Speed: docs/performance.md.
 """
 
 import os
+import platform
 import sys
 import threading
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-
-import platform
 
 import numpy as np
 from llvmlite import ir
