@@ -30,10 +30,10 @@ def finish(r, sign, is_nan, P, WIDTH, ONE, ftz_after, sat, relu, sat_mz, relu_mz
     bits = (sign << (WIDTH - 1)) | r
     bits = nan_bits if is_nan else bits
     if sat:
-        # NaN and negatives (and -0.0 by policy) to +0.0, above 1.0 (and +inf) to 1.0.
+        # NaN and negatives (and -0.0 by policy) to +0.0, above 1.0 (and +inf) to 1.0; what is
+        # left is +x or (without the policy) -0.0, so clamping the magnitude does the rest.
         low = is_nan | ((sign == 1) & ((r != 0) | sat_mz))
-        bits = ONE if ((sign == 0) & (r > ONE) & (not is_nan)) else bits
-        bits = 0 if low else bits
+        bits = 0 if low else ((sign << (WIDTH - 1)) | min(r, ONE))
     if relu:
         neg = (sign == 1) & (not is_nan) & ((r != 0) | relu_mz)
         bits = 0 if neg else bits
