@@ -31,15 +31,12 @@ Like every other form, the work is done on bit patterns in Numba kernels that ca
 rounding core; no NumPy float cast rounds anything here.
 """
 
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
-from . import nvidia, policy
+from . import kernels, nvidia, policy
 from .arith import decode
 from .errors import OperandError, SpellingError
 from .formats import BF16, F16, F32
@@ -238,62 +235,50 @@ def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_m
                          nan_bits)
 
 
-@njit(cache=True, nogil=True)
-def _narrow_kernel(a, b, out, start, stop, lanes, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat,
-                   relu, satfinite, sat_mz, relu_mz, nan_bits):
-    for i in range(start, stop):
-        r = _narrow(np.int64(a[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite,
-                    sat_mz, relu_mz, nan_bits)
-        if lanes == 2:
-            lo = _narrow(np.int64(b[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu,
-                         satfinite, sat_mz, relu_mz, nan_bits)
-            r = (r << 16) | lo                      # a -> d[31:16], b -> d[15:0]
-        out[i] = r
+def _make_kernels(SOURCE_KEY):
+    """The cvt array kernels, disk-cached under the checksum of their inlined callees and run
+    in the default floating-point environment, like the arithmetic kernels (kernels.py)."""
+
+    def narrow_kernel(a, b, out, start, stop, lanes, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat,
+                      relu, satfinite, sat_mz, relu_mz, nan_bits):
+        if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
+            return
+        env = kernels._fpenv_enter()
+        for i in range(start, stop):
+            r = _narrow(np.int64(a[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu,
+                        satfinite, sat_mz, relu_mz, nan_bits)
+            if lanes == 2:
+                lo = _narrow(np.int64(b[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu,
+                             satfinite, sat_mz, relu_mz, nan_bits)
+                r = (r << 16) | lo                  # a -> d[31:16], b -> d[15:0]
+            out[i] = r
+        kernels._fpenv_leave(env)
+
+    def widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, payload, nan_bits):
+        if SOURCE_KEY < 0:
+            return
+        env = kernels._fpenv_enter()
+        for i in range(start, stop):
+            h = np.int64(a[i])
+            x = decode(h, AE, AM, ftz)              # exact; .ftz flushes bf16 subnormals
+            mag, sign, is_nan = round_pack(x, 24, -126, 127, RN, False)
+            bits = nvidia.finish(mag, sign, is_nan, 24, 32, _F32_ONE, False, sat, False, sat_mz,
+                                 False, nan_bits)
+            if payload and is_nan and not sat:
+                s = (h >> (AE + AM)) & 1
+                bits = (s << 31) | 0x7F800000 | ((h & ((np.int64(1) << AM) - 1)) << (23 - AM))
+            out[i] = bits
+        kernels._fpenv_leave(env)
+
+    return (kernels.jit_cached(narrow_kernel, ("cvt-narrow", SOURCE_KEY), nogil=True),
+            kernels.jit_cached(widen_kernel, ("cvt-widen", SOURCE_KEY), nogil=True))
 
 
-@njit(cache=True, nogil=True)
-def _widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, payload, nan_bits):
-    for i in range(start, stop):
-        h = np.int64(a[i])
-        x = decode(h, AE, AM, ftz)                  # exact; .ftz flushes bf16 subnormals
-        mag, sign, is_nan = round_pack(x, 24, -126, 127, RN, False)
-        bits = nvidia.finish(mag, sign, is_nan, 24, 32, _F32_ONE, False, sat, False, sat_mz,
-                             False, nan_bits)
-        if payload and is_nan and not sat:
-            s = (h >> (AE + AM)) & 1
-            bits = (s << 31) | 0x7F800000 | ((h & ((np.int64(1) << AM) - 1)) << (23 - AM))
-        out[i] = bits
-
-
-#: Arrays at least this long are split over threads (the kernels release the GIL).
-PARALLEL_MIN = 1 << 18
-_pool = None
-_lock = threading.Lock()
-
-
-def _threads():
-    n = os.environ.get("PTXFP_NUM_THREADS")
-    if n:
-        return max(1, int(n))
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+_narrow_kernel, _widen_kernel = _make_kernels(kernels._SOURCE_KEY)
 
 
 def _run(kernel, a, b, out, args):
-    global _pool
-    n = out.size
-    nt = _threads()
-    if n < PARALLEL_MIN or nt <= 1:
-        kernel(a, b, out, 0, n, *args)
-        return out
-    if _pool is None:
-        with _lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(max_workers=nt, thread_name_prefix="ptxfp-cvt")
-    step = ((-(-n // nt)) + 63) & ~63
-    futures = [_pool.submit(kernel, a, b, out, s, min(n, s + step), *args)
-               for s in range(0, n, step)]
-    for f in futures:
-        f.result()
+    kernels.split(lambda start, stop: kernel(a, b, out, start, stop, *args), out.size)
     return out
 
 

@@ -81,11 +81,25 @@ def _fpenv_leave(typingctx, saved):
     return types.none(saved), codegen
 
 
+def jit_cached(py_func, key, **options):
+    """``njit(cache=True)`` for a closure specialised by ``key``, under cache files of its own.
+
+    Numba names a closure's cache files after its ``__qualname__`` and numbers the machine-code
+    files of one index "first unused number": two processes compiling two specialisations of one
+    closure at the same time can both take number N, and an index entry then points at the other
+    form's code (silently wrong bits).  A qualname per specialisation gives each its own index
+    and data files; two processes compiling the same one write the same code.
+    """
+    tag = "%08x" % (zlib.crc32(repr(key).encode()) & 0xFFFFFFFF)
+    py_func.__qualname__ = f"{py_func.__qualname__}_{tag}"
+    py_func.__name__ = f"{py_func.__name__}_{tag}"
+    return njit(cache=True, **options)(py_func)
+
+
 def _make_lane(SOURCE_KEY):
     """The lane function, disk-cached under the checksum of its callees (see _source_key):
     LLVM inlines them into its cached machine code."""
 
-    @njit(cache=True)
     def lane(a, b, c, OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz,
              tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
         """One lane: a and b in the (AE, AM) format, c in (CE, CM), result in (P, EMIN, EMAX).
@@ -124,7 +138,7 @@ def _make_lane(SOURCE_KEY):
             bits = 0 if hit else bits
         return bits
 
-    return lane
+    return jit_cached(lane, ("lane", SOURCE_KEY))
 
 
 @dataclass(frozen=True)
@@ -192,7 +206,6 @@ def _build(spec):
     sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
     nan_bits = spec.nan_bits
 
-    @njit(cache=True, nogil=True)
     def kernel(a, b, c, out, start, stop):
         if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
             return
@@ -209,7 +222,7 @@ def _build(spec):
                         oob_c, nan_bits)
         _fpenv_leave(env)
 
-    return kernel
+    return jit_cached(kernel, (spec, SOURCE_KEY), nogil=True)
 
 
 _kernels = {}
@@ -289,10 +302,16 @@ def run_with(k, spec, a, b, c, out, n):
 
 
 def _run_parallel(k, a, b, c, out, n):
+    split(lambda start, stop: k(a, b, c, out, start, stop), n)
+
+
+def split(call, n):
+    """Run ``call(start, stop)`` over [0, n): on the calling thread below PARALLEL_MIN,
+    otherwise in pieces shared between the calling thread and the pool (nogil kernels)."""
     global _pool, _pool_size
     nt = _threads()
-    if nt <= 1:
-        k(a, b, c, out, 0, n)
+    if nt <= 1 or n < PARALLEL_MIN:
+        call(0, n)
         return
     if _pool is None or _pool_size < nt - 1:
         with _lock:
@@ -312,7 +331,7 @@ def _run_parallel(k, a, b, c, out, n):
                 piece = next(it, None)
             if piece is None:
                 return
-            k(a, b, c, out, piece[0], piece[1])
+            call(piece[0], piece[1])
 
     futures = [_pool.submit(work) for _ in range(min(nt - 1, len(bounds) - 1))]
     work()
@@ -320,11 +339,20 @@ def _run_parallel(k, a, b, c, out, n):
         f.result()
 
 
-@njit(cache=True, nogil=True)
-def _round_array(x, out, P, EMIN, EMAX, WIDTH, nan_bits):
-    for i in range(x.size):
-        mag, sign, is_nan = round_pack(x[i], P, EMIN, EMAX, 0, False)
-        out[i] = nan_bits if is_nan else ((sign << (WIDTH - 1)) | mag)
+def _make_round_array(SOURCE_KEY):
+    def round_array(x, out, P, EMIN, EMAX, WIDTH, nan_bits):
+        if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
+            return
+        env = _fpenv_enter()
+        for i in range(x.size):
+            mag, sign, is_nan = round_pack(x[i], P, EMIN, EMAX, 0, False)
+            out[i] = nan_bits if is_nan else ((sign << (WIDTH - 1)) | mag)
+        _fpenv_leave(env)
+
+    return jit_cached(round_array, ("round_array", SOURCE_KEY), nogil=True)
+
+
+_round_array = _make_round_array(_SOURCE_KEY)
 
 
 def round_f64_array(x, fmt_code, nan_bits=0x7FFF):
