@@ -38,7 +38,7 @@ from numba import njit
 
 from . import kernels, nvidia, policy
 from .arith import decode
-from .errors import OperandError, SpellingError
+from .errors import SpellingError
 from .formats import BF16, F16, F32
 from .rounding import MODES, RN, round_pack
 from .isa_cvt import (MODIFIER_ORDER, OTHER_TYPES, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
@@ -296,23 +296,13 @@ def convert(spelling, *operands):
     .f16/.bf16 sources.  Returns uint16 (.f16/.bf16) or uint32 arrays, or a Python int when
     every operand is a scalar.
     """
-    from .execute import as_bits
+    from .execute import as_bits, broadcast, check_count
     ins = spelling if isinstance(spelling, CvtInstruction) else parse_cvt(spelling)
     names, fmts = ins.operand_names, ins.operand_formats
-    if len(operands) != len(names):
-        raise OperandError(
-            f"'{ins.spelling}' takes {len(names)} source operand{'s' if len(names) > 1 else ''}"
-            f" ({', '.join(names)}), got {len(operands)}")
+    check_count(ins.spelling, names, operands)
     arrays = [as_bits(x, _width(f), f"operand {n} of '{ins.spelling}' (.{f})")
               for x, n, f in zip(operands, names, fmts)]
-    scalar = all(x.ndim == 0 for x in arrays)
-    try:
-        shape = np.broadcast_shapes(*(x.shape for x in arrays))
-    except ValueError:
-        raise OperandError(
-            f"operands of '{ins.spelling}' do not broadcast together: shapes "
-            + ", ".join(f"{n}{x.shape}" for n, x in zip(names, arrays))) from None
-    flat = [np.ascontiguousarray(np.broadcast_to(x, shape)).reshape(-1) for x in arrays]
+    flat, shape, _, scalar = broadcast(ins.spelling, names, arrays)
     a = flat[0]
     b = flat[1] if len(flat) > 1 else a
     out = np.empty(a.size, np.uint16 if ins.result_width == 16 else np.uint32)

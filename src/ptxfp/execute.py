@@ -152,10 +152,7 @@ def execute(spelling, *operands):
     """
     form = _form(spelling)
     ins, names = form.ins, form.names
-    if len(operands) != len(names):
-        raise OperandError(
-            f"'{ins.spelling}' takes {len(names)} source operands ({', '.join(names)}), "
-            f"got {len(operands)}")
+    check_count(ins.spelling, names, operands)
     # Fast path: Python ints in range (anything else, including errors, takes the full path).
     for x, lim in zip(operands, form.limits):
         if type(x) is not int or not 0 <= x < lim:
@@ -169,6 +166,28 @@ def execute(spelling, *operands):
         kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], out, 1)
         return int(out[0])
     arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
+    flat, shape, n, scalar = broadcast(ins.spelling, names, arrays)
+    o = form.order
+    out = np.empty(n, form.out_dtype)
+    if n:
+        spec, kernel = form.kernel()
+        kernels.run_with(kernel, spec, flat[o[0]], flat[o[1]], flat[o[2]], out, n)
+    out = out.reshape(shape)
+    return int(out) if scalar else out
+
+
+def check_count(spelling, names, operands):
+    """Raise OperandError unless there is one operand per source operand name."""
+    if len(operands) != len(names):
+        raise OperandError(
+            f"'{spelling}' takes {len(names)} source operand{'s' if len(names) != 1 else ''} "
+            f"({', '.join(names)}), got {len(operands)}")
+
+
+def broadcast(spelling, names, arrays):
+    """Broadcast checked operand arrays together.
+
+    Returns (contiguous 1-D arrays, shape, element count, all operands were scalars)."""
     shape = arrays[0].shape
     if all(a.shape == shape for a in arrays):
         scalar = shape == ()
@@ -179,19 +198,12 @@ def execute(spelling, *operands):
             shape = np.broadcast_shapes(*(a.shape for a in arrays))
         except ValueError:
             raise OperandError(
-                f"operands of '{ins.spelling}' do not broadcast together: shapes "
+                f"operands of '{spelling}' do not broadcast together: shapes "
                 + ", ".join(f"{n}{a.shape}" for n, a in zip(names, arrays))) from None
         n = 1
         for d in shape:
             n *= d
-    flat = [_flat(a, shape, n) for a in arrays]
-    o = form.order
-    out = np.empty(n, form.out_dtype)
-    if n:
-        spec, kernel = form.kernel()
-        kernels.run_with(kernel, spec, flat[o[0]], flat[o[1]], flat[o[2]], out, n)
-    out = out.reshape(shape)
-    return int(out) if scalar else out
+    return [_flat(a, shape, n) for a in arrays], shape, n, scalar
 
 
 def _flat(a, shape, n):

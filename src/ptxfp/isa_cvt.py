@@ -60,6 +60,16 @@ OTHER_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f64", "tf3
 RS_TARGETS = ("sm_100a", "sm_103a")
 
 
+def min_ptx(requires):
+    """The PTX ISA version a list of ((kind, threshold, message), ...) requirements needs."""
+    return max([t for k, t, _ in requires if k == "version"], default=(1, 0))
+
+
+def min_sm(requires):
+    """The sm target such requirements need."""
+    return max([t for k, t, _ in requires if k == "target"], default=10)
+
+
 @dataclass(frozen=True)
 class CvtRow:
     """One family of cvt spellings: types, roundings, modifiers and what they need."""
@@ -89,11 +99,11 @@ class CvtRow:
 
     @property
     def min_ptx(self):
-        return max([t for k, t, _ in self.requires if k == "version"], default=(1, 0))
+        return min_ptx(self.requires)
 
     @property
     def min_sm(self):
-        return max([t for k, t, _ in self.requires if k == "target"], default=10)
+        return min_sm(self.requires)
 
     @property
     def spelling(self):

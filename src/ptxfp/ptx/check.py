@@ -215,11 +215,11 @@ class Verdict:
 
     @property
     def min_ptx(self):
-        return max([t for k, t, _ in self.requires if k == "version"], default=(1, 0))
+        return isa_cvt.min_ptx(self.requires)
 
     @property
     def min_sm(self):
-        return max([t for k, t, _ in self.requires if k == "target"], default=10)
+        return isa_cvt.min_sm(self.requires)
 
     def accepts(self, version, target):
         """ptxas' decision at (version, target): True when the spelling assembles there."""
