@@ -15,6 +15,7 @@ these tests also hold the table to ptxas.
 """
 
 import collections
+import importlib.util
 import json
 import os
 import random
@@ -26,7 +27,7 @@ import tempfile
 import pytest
 
 import ptxfp
-from ptxfp.ptx.check import requirement_messages, spelling_verdict, target_sm
+from ptxfp.ptx.check import requirement_messages, spelling_verdict
 
 HERE = os.path.dirname(__file__)
 DATA = os.path.join(HERE, "data", "ptxas")
@@ -52,24 +53,13 @@ _SP = load_spellings()
 needs_data = pytest.mark.skipif(_SP is None, reason="tests/data/ptxas/spellings.jsonl missing")
 
 
-def entry_active(e, v, t):
-    """The condition of one recorded message at (.version v, .target t) (header notes)."""
-    k = e["kind"]
-    if k == "error":
-        return True
-    if k == "version":
-        if "below" in e:
-            return e["below"] is None or _vkey(v) < _vkey(e["below"])
-        return v in e["versions"]
-    if "below" in e:
-        return target_sm(t) < target_sm(e["below"])
-    return t in e["rejects"]
-
-
-def messages_at(rec, table, v, t):
-    """What ptxas prints for a record's line at (v, t), in order."""
-    return [table[i]["text"].replace("'{target}'", f"'{t}'")
-            for i in rec["msgs"] if entry_active(table[i], v, t)]
+# The record format belongs to the tool that writes it: read it with the tool's own functions.
+_spec = importlib.util.spec_from_file_location(
+    "ptxas_probe", os.path.join(HERE, os.pardir, "tools", "ptxas_probe.py"))
+ptxas_probe = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ptxas_probe)
+entry_active = ptxas_probe.entry_active
+messages_at = ptxas_probe.messages_at
 
 
 def ptxas_sets(rec, table, versions, targets):
