@@ -69,7 +69,7 @@ def _f64_from_f32_bits(typingctx, w):
     return None
 
 
-@njit(cache=True)
+@njit
 def decode(h, EBITS, MBITS, flush_subnormal):
     """Bits of a format with ``EBITS``/``MBITS`` to the exact float64 value (NaNs stay NaN).
 
@@ -107,7 +107,7 @@ def decode(h, EBITS, MBITS, flush_subnormal):
     return -v if s == 1 else v
 
 
-@njit(cache=True)
+@njit
 def add_odd(x, y):
     """x + y rounded to odd at float64 (exact when the sum fits, sticky last bit otherwise)."""
     s = x + y
@@ -123,7 +123,7 @@ def add_odd(x, y):
     return f64_from_bits((sb - above) | inexact)
 
 
-@njit(cache=True)
+@njit
 def zero_sign_fix(r, x, y, round_down):
     """IEEE sign of an exact zero sum x + y: +0 unless both are -0, but -0 under .rm.
 

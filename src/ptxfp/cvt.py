@@ -222,7 +222,7 @@ def parse_cvt(spelling):
 _F32_ONE = F32.one
 
 
-@njit(inline="always", cache=True)
+@njit(inline="always")
 def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_mz, relu_mz,
             nan_bits):
     """One f32 bit pattern to an f16/bf16 bit pattern."""

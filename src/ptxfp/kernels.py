@@ -97,8 +97,8 @@ def jit_cached(py_func, key, **options):
 
 
 def _make_lane(SOURCE_KEY):
-    """The lane function, disk-cached under the checksum of its callees (see _source_key):
-    LLVM inlines them into its cached machine code."""
+    """The lane function, specialised per form by the kernels that call it (LLVM inlines it
+    and its callees into each kernel's cached machine code)."""
 
     def lane(a, b, c, OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz,
              tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
@@ -138,7 +138,9 @@ def _make_lane(SOURCE_KEY):
             bits = 0 if hit else bits
         return bits
 
-    return jit_cached(lane, ("lane", SOURCE_KEY))
+    # Not disk-cached itself: its code is linked into each cached kernel, and a cached function
+    # with several signatures shares one index between them (see jit_cached).
+    return njit(lane)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from numba import njit
 OOB_NAN = 0x7FF7
 
 
-@njit(cache=True)
+@njit
 def finish(r, sign, is_nan, P, WIDTH, ONE, ftz_after, sat, relu, sat_mz, relu_mz, nan_bits):
     """Apply ftz (after rounding), NaN canonicalisation, .sat and .relu to a rounded magnitude.
 
@@ -40,7 +40,7 @@ def finish(r, sign, is_nan, P, WIDTH, ONE, ftz_after, sat, relu, sat_mz, relu_mz
     return bits
 
 
-@njit(cache=True)
+@njit
 def is_oob(h, ignore_sign):
     """Is the 16-bit lane ``h`` the OOB-NaN?"""
     mask = 0x7FFF if ignore_sign else 0xFFFF

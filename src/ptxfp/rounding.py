@@ -46,7 +46,7 @@ _floor = _integral("llvm.floor")
 _ceil = _integral("llvm.ceil")
 
 
-@njit(cache=True)
+@njit
 def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     """Round float64 ``x`` into a format with precision ``P``.
 
