@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from . import kernels, nvidia, policy
+from . import isa, kernels, nvidia, policy
 from .arith import decode
 from .errors import SpellingError
 from .formats import BF16, F16, F32
@@ -51,7 +51,7 @@ _LANE = {"f16": F16, "f16x2": F16, "bf16": BF16, "bf16x2": BF16, "f32": F32}
 
 
 @dataclass(frozen=True)
-class CvtInstruction:
+class CvtInstruction(isa.Requirement):
     """One parsed cvt spelling, with everything the table says about it."""
     dtype: str
     atype: str
@@ -103,14 +103,6 @@ class CvtInstruction:
     @property
     def result_width(self):
         return 16 if self.dtype in ("f16", "bf16") else 32
-
-    @property
-    def min_ptx_str(self):
-        return "%d.%d" % self.min_ptx
-
-    @property
-    def min_target(self):
-        return "sm_%d" % self.min_sm
 
     def __str__(self):
         return canonical_spelling(self.rounding if self.rounding_explicit else None,

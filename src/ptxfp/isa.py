@@ -88,6 +88,18 @@ TABLE = (
 )
 
 
+class Requirement:
+    """``min_ptx`` (major, minor) and ``min_sm`` printed as PTX spells them."""
+
+    @property
+    def min_ptx_str(self):
+        return "%d.%d" % self.min_ptx
+
+    @property
+    def min_target(self):
+        return "sm_%d" % self.min_sm
+
+
 def forms():
     """Every (row, rounding, modifier set) the table accepts, rounding written explicitly."""
     for row in TABLE:

@@ -14,7 +14,7 @@ _LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": 
 
 
 @dataclass(frozen=True)
-class Instruction:
+class Instruction(isa.Requirement):
     """One parsed instruction spelling, with everything the table says about it."""
     opcode: str
     dtype: str
@@ -69,14 +69,6 @@ class Instruction:
     @property
     def result_type(self):
         return self.dtype
-
-    @property
-    def min_ptx_str(self):
-        return "%d.%d" % self.min_ptx
-
-    @property
-    def min_target(self):
-        return "sm_%d" % self.min_sm
 
     def __str__(self):
         rnd = self.rounding if self.rounding_explicit else None
