@@ -13,7 +13,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._bitcast import bits_from_f64, f64_from_bits
+from ._bitcast import bits_from_f32, bits_from_f64, f32_from_bits, f64_from_bits
 
 _EXP64 = 0x7FF0000000000000
 
@@ -134,3 +134,113 @@ def zero_sign_fix(r, x, y, round_down):
         neg = ((bits_from_f64(x) | bits_from_f64(y)) >> 63) & 1
         return -0.0 if neg == 1 else 0.0
     return r
+
+
+# --- binary32 helpers of the fast lane (kernels.lane32) ------------------------------------
+#
+# f16 and bf16 numbers are binary32 numbers too, and a product of two f16 numbers (22 bits,
+# exponents within 2**-48 .. 2**32) is an exact binary32.  So on x86 the lane can work at
+# binary32, 16 lanes per AVX-512 vector instead of 8; docs/semantics.md ("Fast lane") proves
+# which forms may and how each keeps the single rounding.
+
+_F32MAX_BITS = 0x7F7FFFFF
+
+
+@intrinsic
+def _f32_from_f16_bits(typingctx, h):
+    """The low 16 bits of ``h`` as an IEEE binary16, widened exactly to binary32 (F16C)."""
+    if isinstance(h, types.Integer):
+        def codegen(context, builder, signature, args):
+            half = builder.bitcast(_narrow_int(builder, args[0], 16), ir.HalfType())
+            return builder.fpext(half, ir.FloatType())
+        return types.float32(h), codegen
+    return None
+
+
+@intrinsic
+def fma32(typingctx, x, y, z):
+    """x * y + z in binary32 with one rounding in the FP environment's mode (llvm.fma)."""
+    if all(isinstance(t, types.Float) and t.bitwidth == 32 for t in (x, y, z)):
+        def codegen(context, builder, signature, args):
+            f32 = ir.FloatType()
+            f = builder.module.declare_intrinsic("llvm.fma", [f32],
+                                                 ir.FunctionType(f32, [f32, f32, f32]))
+            return builder.call(f, list(args))
+        return types.float32(x, y, z), codegen
+    return None
+
+
+@njit
+def decode32(h, EBITS, MBITS, flush_subnormal):
+    """Bits of an f16 (with F16C), bf16 or f32 to the same value as a binary32 (exact).
+
+    Only for those three formats; ``flush_subnormal`` as in ``decode``.
+    """
+    if EBITS == 5:
+        w = np.int64(h) & 0xFFFF
+        if flush_subnormal:
+            w = (w & 0x8000) if (w & 0x7C00) == 0 else w
+        return _f32_from_f16_bits(w)
+    w = (np.int64(h) << (23 - MBITS)) & 0xFFFFFFFF
+    if flush_subnormal:
+        w = (w & 0x80000000) if (w & 0x7F800000) == 0 else w
+    return f32_from_bits(w)
+
+
+@njit
+def add_odd32(x, y):
+    """x + y rounded to odd at binary32 (``add_odd`` at 24 bits; needs round-to-nearest).
+
+    TwoSum is exact in binary32 as in binary64 when nothing overflows; an overflowing or
+    infinite sum has a NaN error, which leaves the sum alone.
+    """
+    s = x + y
+    bb = s - x
+    err = (x - (s - bb)) + (y - bb)
+    sb = bits_from_f32(s)
+    inexact = np.int64(abs(err) > np.float32(0.0))
+    above = inexact & (((bits_from_f32(err) ^ sb) >> 31) & 1)
+    return f32_from_bits((sb - above) | inexact)
+
+
+@njit
+def odd32(s):
+    """A float64 round-to-odd proxy ``s`` to a binary32 round-to-odd proxy of the same value.
+
+    Round to odd composes: rounding the 53-bit odd proxy to odd at 24 bits gives the 24-bit odd
+    proxy of the exact value (Boldo and Melquiond 2008, Theorem 4).  The nearest binary32 ``t``
+    is that truncation when it does not overshoot, one step above it in magnitude otherwise; the
+    last bit is then forced odd when ``t`` differs from ``s``.  A finite ``s`` at or beyond
+    the largest binary32 becomes the largest binary32 with its sign (odd, so it still rounds
+    like a value beyond it: every narrower format overflows before binary32 does).
+    """
+    t = np.float32(s)
+    back = np.float64(t)
+    tb = bits_from_f32(t)
+    inexact = np.int64(back != s)
+    above = inexact & np.int64(abs(back) > abs(s))
+    r = (tb - above) | inexact
+    if abs(s) >= 3.4028234663852886e38 and abs(s) < np.inf:
+        r = (tb & 0x80000000) | _F32MAX_BITS
+    return r
+
+
+@njit
+def zero_sign_fix32(r, x, y, round_down):
+    """``zero_sign_fix`` for binary32 operands."""
+    if round_down and r == np.float32(0.0):
+        neg = ((bits_from_f32(x) | bits_from_f32(y)) >> 31) & 1
+        return np.float32(-0.0) if neg == 1 else np.float32(0.0)
+    return r
+
+
+@njit
+def product_inexact32(x, y, p):
+    """Can the binary32 product ``p = x * y`` of two bf16 numbers differ from the exact one?
+
+    Their 16-bit product is exact unless it falls below the smallest normal binary32 (it may
+    then lose bits or vanish) or overflows; NaN and infinite operands give exact results.
+    """
+    f32min = np.float32(1.1754943508222875e-38)
+    tiny = (abs(p) < f32min) & (x != np.float32(0.0)) & (y != np.float32(0.0))
+    return tiny | ((abs(p) == np.inf) & (abs(x) < np.inf) & (abs(y) < np.inf))

@@ -23,9 +23,11 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import nvidia
-from .arith import add_odd, decode, zero_sign_fix
+from ._bitcast import bits_from_f32, f32_from_bits
+from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, odd32,
+                    product_inexact32, zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, F32
-from .rounding import RM, round_pack
+from .rounding import RM, RN, RP, RZ, round_pack, round_pack32
 
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3
 OPCODES = {"add": OP_ADD, "sub": OP_SUB, "mul": OP_MUL, "fma": OP_FMA}
@@ -46,24 +48,34 @@ def _mxcsr_call(builder, name, slot):
     builder.call(fn, [builder.bitcast(slot, i8p)])
 
 
-@intrinsic
-def _fpenv_enter(typingctx):
-    """Put the thread's SSE control register in the default environment; return the old one.
+#: MXCSR rounding-control field (bits 13-14) of each rounding mode.
+_MXCSR_RC = {RN: 0, RZ: 3, RM: 1, RP: 2}
 
-    TwoSum needs round-to-nearest, and the hardware conversions of bf16/f32 subnormals need
-    DAZ off; a library built with -ffast-math (or torch.set_flush_denormal) may have changed
-    either in this thread.
-    """
-    def codegen(context, builder, signature, args):
-        slot = cgutils.alloca_once(builder, ir.IntType(32))
-        if not _X86:
-            return ir.Constant(ir.IntType(32), 0)
-        _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
-        saved = builder.load(slot)
-        builder.store(ir.Constant(ir.IntType(32), _MXCSR_DEFAULT), slot)
-        _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
-        return saved
-    return types.int32(), codegen
+
+def _fpenv(csr):
+    @intrinsic
+    def enter(typingctx):
+        def codegen(context, builder, signature, args):
+            slot = cgutils.alloca_once(builder, ir.IntType(32))
+            if not _X86:
+                return ir.Constant(ir.IntType(32), 0)
+            _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
+            saved = builder.load(slot)
+            builder.store(ir.Constant(ir.IntType(32), csr), slot)
+            _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
+            return saved
+        return types.int32(), codegen
+    return enter
+
+
+#: Put the thread's SSE control register in the default environment and return the old one.
+#: TwoSum needs round-to-nearest, and the hardware conversions of bf16/f32 subnormals need DAZ
+#: off; a library built with -ffast-math (or torch.set_flush_denormal) may have changed either
+#: in this thread.
+_fpenv_enter = _fpenv(_MXCSR_DEFAULT)
+#: The same with the rounding control set to a mode: the mixed forms' one binary32 operation
+#: (lane32) then rounds in the form's mode.
+_fpenv_enter_mode = {m: _fpenv(_MXCSR_DEFAULT | (rc << 13)) for m, rc in _MXCSR_RC.items()}
 
 
 @intrinsic
@@ -143,6 +155,83 @@ def _make_lane(SOURCE_KEY):
     return njit(lane)
 
 
+def _make_lane32(SOURCE_KEY):
+    """The fast lane: ``lane`` computed at binary32 where that is provably the same single
+    rounding (docs/semantics.md, "Fast lane"; used for the forms ``fast_ok`` admits).
+
+    - mixed .f32 forms: the result is one IEEE binary32 add/sub/fma of exact binary32 operands,
+      so the hardware operation, run with the FP environment's rounding control set to the
+      form's mode (``_fpenv_enter_mode``), is the correctly rounded result;
+    - f16 and bf16 add/sub/mul (.rn only): the binary32 result rounded to nearest again is the
+      correctly rounded one (products are exact; a sum of two p-bit numbers rounded first to
+      24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
+    - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
+    - bf16 fma (any mode): the exact float64 product plus c rounded to odd at float64 and then
+      at binary32 (products of bf16 can leave binary32's range).
+    Every rounding to the 16-bit result is ``rounding.round_pack32``.
+    """
+
+    def lane32(a, b, c, OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tiny_before,
+               sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits, SLOW):
+        """Returns (bits, redo): ``redo`` says that this lane must be computed again with
+        ``SLOW`` set (only bf16 fma has such lanes)."""
+        if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
+            return np.int64(0), False
+        redo = False
+        if MIXED:
+            x = decode32(a, AE, AM, False)
+            z = decode32(c, CE, CM, False)
+            if OP == OP_FMA:
+                v = fma32(x, decode32(b, AE, AM, False), z)
+            elif OP == OP_ADD:
+                v = x + z
+            else:
+                v = x - z
+            vb = bits_from_f32(v)
+            sign = (vb >> 31) & 1
+            mag = vb & 0x7FFFFFFF
+            is_nan = mag > 0x7F800000
+        else:
+            flush = ftz and tiny_before
+            if OP == OP_FMA and AE == 8 and SLOW:
+                p = decode(a, AE, AM, ftz) * decode(b, AE, AM, ftz)     # exact
+                z = decode(c, CE, CM, ftz)
+                v = f32_from_bits(odd32(zero_sign_fix(add_odd(p, z), p, z, mode == RM)))
+            elif OP == OP_FMA and AE == 8:
+                # The binary32 product is exact unless product_inexact32; then (and when the
+                # sum overflows binary32) the lane reports itself and the kernel recomputes it
+                # on the float64 route above.
+                x = decode32(a, AE, AM, ftz)
+                y = decode32(b, AE, AM, ftz)
+                z32 = decode32(c, CE, CM, ftz)
+                p32 = x * y
+                v = zero_sign_fix32(add_odd32(p32, z32), p32, z32, mode == RM)
+                redo = product_inexact32(x, y, p32) | (
+                    (abs(v) == np.inf) & (abs(p32) < np.inf) & (abs(z32) < np.inf))
+            else:
+                x = decode32(a, AE, AM, ftz)
+                y = decode32(b, AE, AM, ftz)
+                if OP == OP_FMA:
+                    v = add_odd32(x * y, decode32(c, CE, CM, ftz))        # f16: x * y exact
+                elif OP == OP_MUL:
+                    v = x * y
+                elif OP == OP_ADD:
+                    v = x + y
+                else:
+                    v = x - y
+            mag, sign, is_nan = round_pack32(v, AE, mode, flush)
+        bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and not tiny_before,
+                             sat, relu, sat_mz, relu_mz, nan_bits)
+        if oob:
+            hit = nvidia.is_oob(a, oob_sign) | nvidia.is_oob(b, oob_sign)
+            if oob_c:
+                hit = hit | nvidia.is_oob(c, oob_sign)
+            bits = 0 if hit else bits
+        return bits, redo
+
+    return njit(lane32)
+
+
 @dataclass(frozen=True)
 class Spec:
     """Everything that selects one compiled kernel."""
@@ -183,7 +272,8 @@ def _source_key():
     callee must change the key of the cached kernels too: the kernels capture this value."""
     key = 0
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("arith.py", "rounding.py", "nvidia.py", "_bitcast.py", "formats.py"):
+    for name in ("arith.py", "rounding.py", "nvidia.py", "_bitcast.py", "formats.py",
+                 "kernels.py"):
         try:
             with open(os.path.join(here, name), "rb") as f:
                 key = zlib.crc32(f.read(), key)
@@ -194,6 +284,25 @@ def _source_key():
 
 _SOURCE_KEY = _source_key()
 lane = _make_lane(_SOURCE_KEY)
+lane32 = _make_lane32(_SOURCE_KEY)
+
+#: Use the binary32 fast lane where it applies (``PTXFP_REFERENCE=1`` turns it off: every
+#: form then runs the float64 lane; same bits, tests compare the two).
+FAST = os.environ.get("PTXFP_REFERENCE", "") in ("", "0")
+
+
+def fast_ok(spec):
+    """Does ``lane32`` compute ``spec``'s form (see _make_lane32 for why each one may)?
+
+    It needs the x86 SSE control register (the mixed forms' rounding mode) and F16C (f16).
+    """
+    if not (_X86 and HAVE_F16C):
+        return False
+    if spec.c_fmt != spec.lane_fmt:                      # mixed .f32 forms: every mode
+        return True
+    if spec.lane_fmt == BF16.code and spec.op == OP_FMA:  # bf16 fma: every mode
+        return True
+    return spec.mode == RN and spec.lane_fmt in (F16.code, BF16.code)
 
 
 def _build(spec):
@@ -227,6 +336,64 @@ def _build(spec):
     return jit_cached(kernel, (spec, SOURCE_KEY), nogil=True)
 
 
+def _build32(spec):
+    """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold)."""
+    OP, mode = spec.op, spec.mode
+    SOURCE_KEY = _SOURCE_KEY
+    MIXED = spec.c_fmt != spec.lane_fmt
+    AE, AM = _FMT[spec.lane_fmt][:2]
+    CE, CM = _FMT[spec.c_fmt][:2]
+    _, _, P, _, _, WIDTH, ONE = _FMT[spec.res_fmt]
+    ftz, tiny_before, sat, relu, oob = spec.ftz, spec.tiny_before, spec.sat, spec.relu, spec.oob
+    sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
+    nan_bits = spec.nan_bits
+    # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
+    enter = _fpenv_enter_mode[mode] if MIXED else _fpenv_enter
+    REDO = OP == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
+    BLOCK = 1024
+
+    def kernel32(a, b, c, out, start, stop):
+        if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
+            return
+        a = a[start:stop]
+        b = b[start:stop]
+        c = c[start:stop]
+        o = out[start:stop]
+        env = enter()
+        if not REDO:
+            for i in range(o.size):
+                o[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
+                              ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign,
+                              oob_c, nan_bits, False)[0]
+        else:
+            # Blocks of BLOCK lanes: a vectorized pass that also ORs the lanes' redo flags, and
+            # only when one is set, a second pass over that block recomputing those lanes.
+            for s in range(0, o.size, BLOCK):
+                n = min(BLOCK, o.size - s)
+                ab = a[s:s + n]
+                bb = b[s:s + n]
+                cb = c[s:s + n]
+                ob = o[s:s + n]
+                any_redo = False
+                for i in range(n):
+                    bits, redo = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
+                                        ONE, mode, ftz, tiny_before, sat, relu, oob, sat_mz,
+                                        relu_mz, oob_sign, oob_c, nan_bits, False)
+                    ob[i] = bits
+                    any_redo |= redo
+                if any_redo:
+                    for i in range(n):
+                        if lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE,
+                                  mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz,
+                                  oob_sign, oob_c, nan_bits, False)[1]:
+                            ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P,
+                                           WIDTH, ONE, mode, ftz, tiny_before, sat, relu, oob,
+                                           sat_mz, relu_mz, oob_sign, oob_c, nan_bits, True)[0]
+        _fpenv_leave(env)
+
+    return jit_cached(kernel32, ("lane32", spec, SOURCE_KEY), nogil=True)
+
+
 _kernels = {}
 _lock = threading.Lock()
 _LITTLE = sys.byteorder == "little"
@@ -246,7 +413,8 @@ def kernel_for(spec):
                 one = replace(spec, lanes=1)
                 k = _kernels.get(one)
                 if k is None:
-                    k = _kernels[one] = _build(one)
+                    k = _kernels[one] = (_build32(one) if FAST and fast_ok(one)
+                                         else _build(one))
                 _kernels[spec] = k
     return k
 

@@ -17,7 +17,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._bitcast import bits_from_f64, f64_from_bits
+from ._bitcast import bits_from_f32, bits_from_f64, f64_from_bits
 
 RN, RZ, RM, RP = 0, 1, 2, 3
 MODES = {"rn": RN, "rz": RZ, "rm": RM, "rp": RP}
@@ -94,3 +94,53 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     r = np.float64(inf_bits) if a == _INF64 else r
     r = 0.0 if is_nan else r
     return np.int64(r), sign, is_nan
+
+
+# --- the same rounding from a binary32 proxy (the fast lane, kernels.lane32) ---------------
+
+
+@intrinsic
+def _f16_bits_from_f32(typingctx, x):
+    """binary32 -> binary16 bits with the hardware conversion (F16C vcvtps2ph; rounds to
+    nearest-even in the default FP environment, with IEEE subnormals and overflow)."""
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        def codegen(context, builder, signature, args):
+            h = builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+            return builder.zext(h, ir.IntType(64))
+        return types.int64(x), codegen
+    return None
+
+
+@njit
+def round_pack32(v, EBITS, mode, flush_tiny):
+    """``round_pack`` for a binary32 ``v`` (exact result or round-to-odd proxy at 24 bits)
+    into f16 (``EBITS`` 5: round-to-nearest only, by F16C) or bf16 (``EBITS`` 8: any mode).
+
+    24 bits are at least two more than either target has, so this is the same single rounding
+    of the exact value as ``round_pack`` (same reference).  bf16 is binary32 with the low 16
+    bits dropped, so rounding is integer arithmetic on the bits: nearest-even adds 0x7FFF plus
+    the kept last bit, toward zero drops, toward an infinity adds 0xFFFF when the sign points
+    that way; a carry walks into the exponent, and past the largest finite into infinity.
+    Returns ``(magnitude_bits, sign, is_nan)``.
+    """
+    b = bits_from_f32(v)
+    sign = (b >> 31) & 1
+    a = b & 0x7FFFFFFF
+    is_nan = a > 0x7F800000
+    if EBITS == 5:
+        r = _f16_bits_from_f32(v) & 0x7FFF
+        tiny = a < 0x38800000              # below 2**-14, the smallest normal f16
+    else:
+        if mode == RN:
+            r = (a + 0x7FFF + ((a >> 16) & 1)) >> 16
+        elif mode == RZ:
+            r = a >> 16
+        elif mode == RM:
+            r = (a + (0xFFFF if sign == 1 else 0)) >> 16
+        else:
+            r = (a + (0 if sign == 1 else 0xFFFF)) >> 16
+        tiny = a < 0x00800000
+    if flush_tiny:
+        r = 0 if tiny else r
+    r = 0 if is_nan else r
+    return r, sign, is_nan

@@ -1,0 +1,93 @@
+"""The binary32 fast lane (kernels.lane32) against the float64 reference lane, on every form.
+
+The oracle suites (test_oracle.py, test_lanes.py) hold execute(), which runs the fast lane where
+it applies, to MPFR.  This file is the differential check on top: the two lanes of ptxfp must
+give the same bits on the oracle's targeted vectors, on uniform random bits and on the places
+where the fast lane does something different (bf16 products outside binary32's normal range,
+sums that overflow binary32, exact zeros under .rm, ties of f16 fma).  It also checks that the
+mixed forms' change of rounding mode does not leak out of a call.
+"""
+
+import dataclasses
+import zlib
+
+import numpy as np
+import pytest
+
+import ptxfp
+import vectors
+from ptxfp import kernels
+from ptxfp.execute import _form
+from ptxfp.isa import canonical_spellings
+
+FORMS = canonical_spellings()
+fast_available = kernels._X86 and kernels.HAVE_F16C
+needs_fast = pytest.mark.skipif(not fast_available, reason="the fast lane needs x86 with F16C")
+
+
+def _bf16_edges(rng, n):
+    """bf16 operand bits whose products leave binary32's normal range or overflow it."""
+    def bits(e, size):                       # bf16 with biased exponent e, random sign/fraction
+        return ((rng.integers(0, 2, size) << 15) | (np.asarray(e) << 7)
+                | rng.integers(0, 128, size)).astype(np.uint32)
+    ea = rng.integers(1, 255, n)
+    eb = np.clip(rng.choice([1, 2, 3, 127, 254], n) + rng.integers(-3, 4, n) - ea + 127 - 126
+                 + rng.integers(-30, 30, n), 0, 254)
+    return bits(ea, n), bits(eb, n)
+
+
+def _operands(ins, rng):
+    cols = [np.asarray(c) for c in vectors.for_instruction(ins, 8_000)]
+    n = 8_000
+    rand = []
+    for c in cols:
+        hi = np.iinfo(c.dtype).max
+        rand.append(rng.integers(0, int(hi) + 1, n, dtype=np.uint64).astype(c.dtype))
+    cols = [np.concatenate([c, r]) for c, r in zip(cols, rand)]
+    if ins.opcode == "fma" and ins.lane_format == "bf16" and not ins.mixed:
+        a, b = _bf16_edges(rng, 4_000)
+        c = rng.integers(0, 1 << 16, 4_000).astype(np.uint32)
+        # c = -(a*b) rounded, for cancellation to zero under each mode
+        prod = (vectors.to_float(a, vectors.BF16) * vectors.to_float(b, vectors.BF16))
+        c[::2] = vectors.from_float(-prod[::2], vectors.BF16)
+        if ins.lanes == 2:
+            a, b, c = (x | (x[::-1] << 16) for x in (a, b, c))
+        extra = [x.astype(col.dtype) for x, col in zip((a, b, c), cols)]
+        cols = [np.concatenate([col, x]) for col, x in zip(cols, extra)]
+    return cols
+
+
+@needs_fast
+@pytest.mark.parametrize("spelling", FORMS)
+def test_fast_lane_equals_reference(spelling):
+    form = _form(spelling)
+    spec, _ = form.kernel()
+    one = dataclasses.replace(spec, lanes=1)
+    assert kernels.fast_ok(one), "every form has a fast lane on x86 with F16C"
+    ops = _operands(form.ins, np.random.default_rng(zlib.crc32(spelling.encode())))
+    got = ptxfp.execute(spelling, *ops)
+    ref_kernel = kernels._build(one)
+    o = form.order
+    exp = np.empty_like(got)
+    kernels.run_with(ref_kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], exp, exp.size)
+    bad = np.nonzero(got != exp)[0]
+    if bad.size:
+        i = bad[0]
+        pytest.fail(f"{spelling}: {bad.size} of {got.size} differ; first: operands "
+                    + ", ".join(hex(int(x[i])) for x in ops)
+                    + f" fast {int(got[i]):#x} reference {int(exp[i]):#x}")
+
+
+@needs_fast
+@pytest.mark.parametrize("spelling", ["add.rz.f32.f16", "fma.rp.sat.f32.bf16",
+                                      "sub.rm.f32.bf16"])
+def test_rounding_mode_does_not_leak(spelling):
+    """The mixed forms run with the SSE rounding control set to their mode; afterwards this
+    thread must round to nearest again (NumPy's float32 add is the witness)."""
+    ops = [np.arange(1000, dtype=np.uint16 if f != "f32" else np.uint32)
+           for f in ptxfp.parse(spelling).operand_formats]
+    ptxfp.execute(spelling, *ops)
+    ptxfp.execute(spelling, *(int(x[1]) for x in ops))
+    one, tiny = np.float32(1.0), np.float32(1.5 * 2.0 ** -24)
+    assert np.add(one, tiny) == np.float32(1.0 + 2.0 ** -23)       # nearest, not toward 0
+    assert np.add(-one, -tiny) == np.float32(-1.0 - 2.0 ** -23)
