@@ -140,7 +140,7 @@ def _form(spelling):
     return f
 
 
-def execute(spelling, *operands):
+def execute(spelling, *operands, out=None):
     """Run one instruction form on bit patterns.
 
     ``spelling`` is an instruction spelling (``"fma.rn.relu.bf16x2"``) or a parsed Instruction.
@@ -149,10 +149,16 @@ def execute(spelling, *operands):
     .f16x2/.bf16x2 and for the .f32 operand c of the mixed forms.  Returns the destination bits
     as a uint16/uint32 array of the broadcast shape, or a Python int when every operand is a
     scalar.
+
+    ``out``, as in NumPy's ufuncs, is an array to write the result into instead of a new one
+    (C-contiguous, writeable, of the result's dtype and the broadcast shape); it is returned.
+    It may be one of the operands; sweeps that call a form many times save the allocation.
     """
     form = _form(spelling)
     ins, names = form.ins, form.names
     check_count(ins.spelling, names, operands)
+    if out is not None:
+        return _execute_into(form, operands, out)
     # Fast path: Python ints in range (anything else, including errors, takes the full path).
     for x, lim in zip(operands, form.limits):
         if type(x) is not int or not 0 <= x < lim:
@@ -174,6 +180,36 @@ def execute(spelling, *operands):
         kernels.run_with(kernel, spec, flat[o[0]], flat[o[1]], flat[o[2]], out, n)
     out = out.reshape(shape)
     return int(out) if scalar else out
+
+
+def _execute_into(form, operands, out):
+    ins = form.ins
+    arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
+    flat, shape, n, _ = broadcast(ins.spelling, form.names, arrays)
+    what = f"out of '{ins.spelling}'"
+    if not isinstance(out, np.ndarray):
+        raise OperandError(f"{what}: must be a NumPy array, got {type(out).__name__}")
+    if out.dtype != form.out_dtype:
+        raise OperandError(f"{what}: dtype must be {form.out_dtype}, got {out.dtype}")
+    if out.shape != tuple(shape):
+        raise OperandError(f"{what}: shape must be the operands' broadcast shape "
+                           f"{tuple(shape)}, got {out.shape}")
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise OperandError(f"{what}: must be C-contiguous and writeable")
+    dst = out.reshape(-1)
+    # Each lane reads its operands before its result is written, so an operand that is `out`
+    # itself is fine; one that overlaps it any other way is copied first.
+    o = form.order
+    srcs = [flat[o[0]], flat[o[1]], flat[o[2]]]
+    for i, x in enumerate(srcs):
+        if np.may_share_memory(x, dst) and not (
+                x.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
+                and x.itemsize == dst.itemsize and x.size == dst.size):
+            srcs[i] = x.copy()
+    if n:
+        spec, kernel = form.kernel()
+        kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
+    return out
 
 
 def check_count(spelling, names, operands):
