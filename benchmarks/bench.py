@@ -135,10 +135,15 @@ def baselines(n, rng):
     return out
 
 
-def ptxfp_call(form, n, rng):
+def ptxfp_call(form, n, rng, reuse=False):
+    """A call of ``form`` on n elements; with ``reuse`` it writes into one preallocated result
+    (``out=``) instead of a new array per call."""
     import ptxfp
     ins = ptxfp.parse(form)
     ops = operands(ins, n, rng)
+    if reuse:
+        out = np.empty_like(ptxfp.execute(form, *ops))
+        return (lambda: ptxfp.execute(form, *ops, out=out)), ins.lanes
     return (lambda: ptxfp.execute(form, *ops)), ins.lanes
 
 
@@ -192,12 +197,17 @@ def bench_table(args, res):
         fn, lanes = ptxfp_call(form, n, rng)
         t = timeit(fn, args.repeat, args.clock)
         rate = n / t / 1e6
-        row = {"form": form, "Me/s": rate, "lanes": lanes, "Mlanes/s": rate * lanes}
+        del fn
+        fn, _ = ptxfp_call(form, n, rng, reuse=True)
+        rate_out = n / timeit(fn, args.repeat, args.clock) / 1e6
+        del fn
+        row = {"form": form, "Me/s": rate, "lanes": lanes, "Mlanes/s": rate * lanes,
+               "Me/s out=": rate_out}
         row.update({f"x {k}": rate / v for k, v in base.items()})
         rows.append(row)
         print(f"  {form:26s} {rate:10.1f} Me/s  " + "  ".join(
-            f"{rate / v:7.2f}x {k.split()[0]}" for k, v in base.items()), flush=True)
-        del fn
+            f"{rate / v:7.2f}x {k.split()[0]}" for k, v in base.items())
+            + f"   out=: {rate_out:.1f} Me/s", flush=True)
     res["table"] = {"n": n, "clock": args.clock, "threads": 1, "baselines": base, "rows": rows}
 
 
@@ -407,7 +417,10 @@ def report(res):
         t = res["table"]
         base = t["baselines"]
         lines.append(f"Single thread, {t['n']:,} elements, clock: {t['clock']}.\n")
+        reuse = any("Me/s out=" in r for r in t["rows"])
         head = ["form", "Me/s", "Mlanes/s"] + [f"x {k}" for k in base]
+        if reuse:
+            head += ["Me/s with out=", "x torch f16 add, out="]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "---|" * len(head))
         for r in t["rows"]:
@@ -415,6 +428,10 @@ def report(res):
                      f"{r['Mlanes/s']:.0f}" if r["lanes"] == 2 else ""]
             cells += [f"{r['x ' + k]:.2f}" if r["x " + k] < 100 else f"{r['x ' + k]:.0f}"
                       for k in base]
+            if reuse:
+                torch_rate = base.get("torch f16 add")
+                cells += [f"{r['Me/s out=']:.0f}",
+                          f"{r['Me/s out='] / torch_rate:.2f}" if torch_rate else ""]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("| *baseline* | | | " + " | ".join(f"{v:.1f} Me/s" if v < 100 else
                                                      f"{v:.0f} Me/s" for v in base.values())

@@ -176,3 +176,64 @@ def test_operand_errors(args, pattern):
 def test_errors_are_one_hierarchy():
     for exc in (SpellingError, OperandError, FormatError):
         assert issubclass(exc, PtxfpError) and issubclass(exc, ValueError)
+
+
+# --- execute(..., out=) -------------------------------------------------------------------
+
+def _f16(x):
+    return np.asarray(x, np.float16).view(np.uint16)
+
+
+def test_out_receives_the_result():
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal(1000), rng.standard_normal(1000)
+    a, b = _f16(x), _f16(y)
+    out = np.full(a.shape, 0xABCD, np.uint16)
+    r = ptxfp.execute("add.rn.f16", a, b, out=out)
+    assert r is out
+    # NumPy's float16 add rounds once to nearest-even, as add.rn.f16 does (finite inputs)
+    expect = (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
+    assert np.array_equal(out, expect)
+
+
+def test_out_may_be_an_operand_and_other_overlap_is_safe():
+    a = _f16(np.arange(1, 9, dtype=np.float64))
+    b = _f16(np.full(8, 0.5))
+    expect = _f16(np.arange(1, 9) + 0.5)
+    x = a.copy()
+    ptxfp.execute("add.rn.f16", x, b, out=x)
+    assert np.array_equal(x, expect)
+    # out overlapping an operand shifted by one element: the operand is read as it was
+    buf = np.concatenate([a, _f16([0.0])])
+    ptxfp.execute("add.rn.f16", buf[:8], b, out=buf[1:])
+    assert np.array_equal(buf[1:], expect)
+
+
+def test_out_packed_broadcast_and_scalar_operands():
+    one = int(_f16(1.0)[()])
+    two = int(_f16(2.0)[()])
+    packed = np.full((3, 2), one | (two << 16), np.uint32)
+    out = np.zeros((3, 2), np.uint32)
+    ptxfp.execute("mul.rn.f16x2", packed, two | (two << 16), out=out)
+    four = int(_f16(4.0)[()])
+    assert (out == (two | (four << 16))).all()
+
+
+@pytest.mark.parametrize("out, message", [
+    (np.empty(4, np.uint32), "dtype must be uint16"),
+    (np.empty(5, np.uint16), "shape must be"),
+    (np.empty(8, np.uint16)[::2], "C-contiguous"),
+    ([0, 0, 0, 0], "must be a NumPy array"),
+])
+def test_out_errors(out, message):
+    a = np.zeros(4, np.uint16)
+    with pytest.raises(OperandError, match=message):
+        ptxfp.execute("add.rn.f16", a, a, out=out)
+
+
+def test_out_read_only_is_refused():
+    a = np.zeros(4, np.uint16)
+    ro = np.zeros(4, np.uint16)
+    ro.setflags(write=False)
+    with pytest.raises(OperandError, match="writeable"):
+        ptxfp.execute("add.rn.f16", a, a, out=ro)
