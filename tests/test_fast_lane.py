@@ -91,3 +91,17 @@ def test_rounding_mode_does_not_leak(spelling):
     one, tiny = np.float32(1.0), np.float32(1.5 * 2.0 ** -24)
     assert np.add(one, tiny) == np.float32(1.0 + 2.0 ** -23)       # nearest, not toward 0
     assert np.add(-one, -tiny) == np.float32(-1.0 - 2.0 ** -23)
+
+
+@pytest.mark.parametrize("spelling", ["add.rn.f16", "fma.rn.relu.bf16x2", "fma.rm.sat.f32.f16"])
+def test_parallel_path_matches_one_call(monkeypatch, spelling):
+    """Arrays split over threads give the bits of one kernel call over the whole array."""
+    ins = ptxfp.parse(spelling)
+    cols = [np.asarray(c) for c in vectors.for_instruction(ins, 20_000)]
+    expect = ptxfp.execute(spelling, *cols)
+    monkeypatch.setattr(kernels, "PARALLEL_MIN", 64)
+    monkeypatch.setattr(kernels, "PIECE_MIN", 64)
+    monkeypatch.setattr(kernels, "_parallel_min", {})
+    monkeypatch.setenv("PTXFP_NUM_THREADS", "3")
+    _form(spelling).state = None
+    assert np.array_equal(ptxfp.execute(spelling, *cols), expect)

@@ -413,9 +413,12 @@ def kernel_for(spec):
                 one = replace(spec, lanes=1)
                 k = _kernels.get(one)
                 if k is None:
-                    k = _kernels[one] = (_build32(one) if FAST and fast_ok(one)
-                                         else _build(one))
+                    fast = FAST and fast_ok(one)
+                    k = _kernels[one] = _build32(one) if fast else _build(one)
+                    if fast and one.op != OP_FMA and one.c_fmt == one.lane_fmt:
+                        _parallel_min[one] = PARALLEL_MIN_LIGHT
                 _kernels[spec] = k
+                _parallel_min[spec] = _parallel_min.get(one, PARALLEL_MIN)
     return k
 
 
@@ -423,6 +426,11 @@ def kernel_for(spec):
 #: Below it, waking a worker (about 45 us here) costs the fastest forms more than it saves
 #: (see docs/performance.md, "All cores").
 PARALLEL_MIN = 1 << 19
+#: The same for the lightest kernels (add/sub/mul on the fast lane, ~10 G lanes/s in cache
+#: here): half a million lanes take them under 0.1 ms, about twice the wake-up.
+PARALLEL_MIN_LIGHT = 1 << 21
+#: spec -> its threshold (PARALLEL_MIN unless set by kernel_for)
+_parallel_min = {}
 #: Most pieces per thread when splitting: many, so that the last piece (the time one thread
 #: may wait for the other) is short, and a thread slowed by another process on its core holds
 #: back one piece, not half the array (pieces are taken from a shared queue).
@@ -459,7 +467,7 @@ def run_with(k, spec, a, b, c, out, n):
         a, b, c = _lanes16(a), _lanes16(b), _lanes16(c)
         out = out.view(np.uint16) if _LITTLE else np.empty(2 * n, np.uint16)
         n *= 2
-    if n < PARALLEL_MIN:
+    if n < PARALLEL_MIN or n < _parallel_min.get(spec, PARALLEL_MIN):
         k(a, b, c, out, 0, n)
     else:
         _run_parallel(k, a, b, c, out, n)
