@@ -52,30 +52,36 @@ def _mxcsr_call(builder, name, slot):
 _MXCSR_RC = {RN: 0, RZ: 3, RM: 1, RP: 2}
 
 
-def _fpenv(csr):
-    @intrinsic
-    def enter(typingctx):
-        def codegen(context, builder, signature, args):
-            slot = cgutils.alloca_once(builder, ir.IntType(32))
-            if not _X86:
-                return ir.Constant(ir.IntType(32), 0)
-            _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
-            saved = builder.load(slot)
-            builder.store(ir.Constant(ir.IntType(32), csr), slot)
-            _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
-            return saved
-        return types.int32(), codegen
-    return enter
+@intrinsic
+def _fpenv_set(typingctx, csr):
+    """Load ``csr`` into the thread's SSE control register; return the old value."""
+    if not isinstance(csr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        slot = cgutils.alloca_once(builder, ir.IntType(32))
+        if not _X86:
+            return ir.Constant(ir.IntType(32), 0)
+        _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
+        saved = builder.load(slot)
+        v = args[0]
+        if v.type.width != 32:
+            v = builder.trunc(v, ir.IntType(32))
+        builder.store(v, slot)
+        _mxcsr_call(builder, "llvm.x86.sse.ldmxcsr", slot)
+        return saved
+    return types.int32(csr), codegen
 
 
-#: Put the thread's SSE control register in the default environment and return the old one.
-#: TwoSum needs round-to-nearest, and the hardware conversions of bf16/f32 subnormals need DAZ
-#: off; a library built with -ffast-math (or torch.set_flush_denormal) may have changed either
-#: in this thread.
-_fpenv_enter = _fpenv(_MXCSR_DEFAULT)
-#: The same with the rounding control set to a mode: the mixed forms' one binary32 operation
-#: (lane32) then rounds in the form's mode.
-_fpenv_enter_mode = {m: _fpenv(_MXCSR_DEFAULT | (rc << 13)) for m, rc in _MXCSR_RC.items()}
+@njit
+def _fpenv_enter():
+    """Put the thread's SSE control register in the default environment; return the old one.
+
+    TwoSum needs round-to-nearest, and the hardware conversions of bf16/f32 subnormals need
+    DAZ off; a library built with -ffast-math (or torch.set_flush_denormal) may have changed
+    either in this thread.
+    """
+    return _fpenv_set(np.int32(_MXCSR_DEFAULT))
 
 
 @intrinsic
@@ -161,7 +167,7 @@ def _make_lane32(SOURCE_KEY):
 
     - mixed .f32 forms: the result is one IEEE binary32 add/sub/fma of exact binary32 operands,
       so the hardware operation, run with the FP environment's rounding control set to the
-      form's mode (``_fpenv_enter_mode``), is the correctly rounded result;
+      form's mode (``_fpenv_set``), is the correctly rounded result;
     - f16 and bf16 add/sub/mul (.rn only): the binary32 result rounded to nearest again is the
       correctly rounded one (products are exact; a sum of two p-bit numbers rounded first to
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
@@ -348,7 +354,7 @@ def _build32(spec):
     sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
     nan_bits = spec.nan_bits
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
-    enter = _fpenv_enter_mode[mode] if MIXED else _fpenv_enter
+    CSR = _MXCSR_DEFAULT | (_MXCSR_RC[mode] << 13 if MIXED else 0)
     REDO = OP == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
     BLOCK = 1024
 
@@ -359,7 +365,7 @@ def _build32(spec):
         b = b[start:stop]
         c = c[start:stop]
         o = out[start:stop]
-        env = enter()
+        env = _fpenv_set(np.int32(CSR))
         if not REDO:
             for i in range(o.size):
                 o[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
