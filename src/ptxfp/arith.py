@@ -187,6 +187,28 @@ def decode32(h, EBITS, MBITS, flush_subnormal):
     return f32_from_bits(w)
 
 
+@intrinsic
+def _odd32(typingctx, s, err):
+    """The round-to-nearest binary32 sum ``s`` with its exact error ``err`` as the sum rounded
+    to odd: ``(bits(s) - above) | inexact`` as in ``add_odd``, in 32-bit integer operations
+    (written in LLVM IR because Numba widens integer arithmetic to 64 bits, which halves the
+    lanes per vector)."""
+    if not all(isinstance(t, types.Float) and t.bitwidth == 32 for t in (s, err)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        sv, ev = args
+        sb = builder.bitcast(sv, i32)
+        eb = builder.bitcast(ev, i32)
+        inexact = builder.zext(builder.fcmp_ordered("!=", ev, ir.Constant(ir.FloatType(), 0.0)),
+                               i32)
+        above = builder.and_(inexact, builder.lshr(builder.xor(eb, sb), ir.Constant(i32, 31)))
+        r = builder.or_(builder.sub(sb, above), inexact)
+        return builder.bitcast(r, ir.FloatType())
+    return types.float32(s, err), codegen
+
+
 @njit
 def add_odd32(x, y):
     """x + y rounded to odd at binary32 (``add_odd`` at 24 bits; needs round-to-nearest).
@@ -197,10 +219,7 @@ def add_odd32(x, y):
     s = x + y
     bb = s - x
     err = (x - (s - bb)) + (y - bb)
-    sb = bits_from_f32(s)
-    inexact = np.int64(abs(err) > np.float32(0.0))
-    above = inexact & (((bits_from_f32(err) ^ sb) >> 31) & 1)
-    return f32_from_bits((sb - above) | inexact)
+    return _odd32(s, err)
 
 
 @njit

@@ -111,6 +111,37 @@ def _f16_bits_from_f32(typingctx, x):
     return None
 
 
+@intrinsic
+def _bf16_bits_from_f32(typingctx, x, mode):
+    """binary32 -> bf16 bits (sign included) rounded in ``mode``, with 32-bit integer
+    operations: nearest-even adds 0x7FFF plus the kept last bit, toward zero drops the low
+    half, toward an infinity adds 0xFFFF when the sign points that way; a carry walks into the
+    exponent, and past the largest finite into infinity.  (LLVM IR because Numba would widen
+    the arithmetic to 64 bits.)  NaNs give unspecified bits: the caller tests for them."""
+    if not (isinstance(x, types.Float) and x.bitwidth == 32 and isinstance(mode, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i32 = ir.IntType(32)
+        v, m = args
+        m = builder.trunc(m, i32) if m.type.width > 32 else m
+        b = builder.bitcast(v, i32)
+
+        def c(k):
+            return ir.Constant(i32, k)
+        neg = builder.icmp_signed("<", b, c(0))
+        rn = builder.add(b, builder.add(c(0x7FFF), builder.and_(builder.lshr(b, c(16)), c(1))))
+        down = builder.add(b, builder.select(neg, c(0xFFFF), c(0)))     # toward -inf
+        up = builder.add(b, builder.select(neg, c(0), c(0xFFFF)))       # toward +inf
+        r = builder.select(builder.icmp_signed("==", m, c(RN)), rn,
+                           builder.select(builder.icmp_signed("==", m, c(RZ)), b,
+                                          builder.select(builder.icmp_signed("==", m, c(RM)),
+                                                         down, up)))
+        h = builder.trunc(builder.lshr(r, c(16)), ir.IntType(16))
+        return builder.zext(h, ir.IntType(64))
+    return types.int64(x, mode), codegen
+
+
 @njit
 def round_pack32(v, EBITS, mode, flush_tiny):
     """``round_pack`` for a binary32 ``v`` (exact result or round-to-odd proxy at 24 bits)
@@ -118,28 +149,20 @@ def round_pack32(v, EBITS, mode, flush_tiny):
 
     24 bits are at least two more than either target has, so this is the same single rounding
     of the exact value as ``round_pack`` (same reference).  bf16 is binary32 with the low 16
-    bits dropped, so rounding is integer arithmetic on the bits: nearest-even adds 0x7FFF plus
-    the kept last bit, toward zero drops, toward an infinity adds 0xFFFF when the sign points
-    that way; a carry walks into the exponent, and past the largest finite into infinity.
+    bits dropped, so its rounding is integer arithmetic on the bits (``_bf16_bits_from_f32``).
+    The sign and the magnitude are read off the 16-bit result, the NaN and tininess tests are
+    float comparisons: everything stays in 32-bit or narrower vector lanes.
     Returns ``(magnitude_bits, sign, is_nan)``.
     """
-    b = bits_from_f32(v)
-    sign = (b >> 31) & 1
-    a = b & 0x7FFFFFFF
-    is_nan = a > 0x7F800000
     if EBITS == 5:
-        r = _f16_bits_from_f32(v) & 0x7FFF
-        tiny = a < 0x38800000              # below 2**-14, the smallest normal f16
+        h = _f16_bits_from_f32(v)
+        tiny = abs(v) < np.float32(6.103515625e-05)          # 2**-14, smallest normal f16
     else:
-        if mode == RN:
-            r = (a + 0x7FFF + ((a >> 16) & 1)) >> 16
-        elif mode == RZ:
-            r = a >> 16
-        elif mode == RM:
-            r = (a + (0xFFFF if sign == 1 else 0)) >> 16
-        else:
-            r = (a + (0 if sign == 1 else 0xFFFF)) >> 16
-        tiny = a < 0x00800000
+        h = _bf16_bits_from_f32(v, mode)
+        tiny = abs(v) < np.float32(1.1754943508222875e-38)   # 2**-126
+    sign = (h >> 15) & 1
+    r = h & 0x7FFF
+    is_nan = v != v
     if flush_tiny:
         r = 0 if tiny else r
     r = 0 if is_nan else r
