@@ -182,6 +182,10 @@ _ROUND_CTX = {(f.name, r): gmpy2.context(precision=f.precision, emin=f.mpfr_emin
 # Same precision, no subnormals, round toward zero: |RZ(x)| < 2**emin_normal iff |x| is.
 _TINY_CTX = {f.name: gmpy2.context(precision=f.precision, round=gmpy2.RoundToZero)
              for f in FORMATS.values()}
+# Same precision and mode, no subnormals and MPFR's (practically unbounded) exponent range:
+# IEEE 754's tininess "after rounding" is |this rounding| < 2**emin_normal (IEEE 754-2019 §7.5).
+_UNBOUNDED_CTX = {(f.name, r): gmpy2.context(precision=f.precision, round=m)
+                  for f in FORMATS.values() for r, m in _MODES.items()}
 _MAXF = {f.name: decode(f.max_bits, f)[2] for f in FORMATS.values()}
 _MINN = {f.name: _EXACT.mul_2exp(1, f.emin_normal) for f in FORMATS.values()}
 
@@ -194,12 +198,12 @@ def _overflow(negative: bool, fmt: Format, rounding: str) -> int:
 
 def _round(op: str, x, y, fmt: Format, rounding: str):
     """Round x+y or x*y (exact finite mpfr values, nonzero exact result) once into fmt:
-    (bits, tiny_before_rounding)."""
+    (bits, tiny_before_rounding, tiny_after_rounding_unbounded)."""
     ctx = _ROUND_CTX[fmt.name, rounding]
     r = ctx.add(x, y) if op == "add" else ctx.mul(x, y)
     a = _EXACT.abs(r)
     if a > _MAXF[fmt.name]:
-        return _overflow(r < 0, fmt, rounding), False
+        return _overflow(r < 0, fmt, rounding), False, False
     minn = _MINN[fmt.name]
     if a < minn:
         tiny = True                  # rounding is monotonic and 2**emin_normal representable
@@ -209,7 +213,9 @@ def _round(op: str, x, y, fmt: Format, rounding: str):
         t = _TINY_CTX[fmt.name]
         e = t.add(x, y) if op == "add" else t.mul(x, y)
         tiny = _EXACT.abs(e) < minn
-    return encode(r, fmt), tiny
+    u = _UNBOUNDED_CTX[fmt.name, rounding]
+    unbounded = _EXACT.abs(u.add(x, y) if op == "add" else u.mul(x, y)) < minn
+    return encode(r, fmt), tiny, unbounded
 
 
 # --------------------------------------------------------------------------------------------
@@ -246,27 +252,28 @@ def _product(a, b):
 
 def _sum(x, y, out: Format, rounding: str):
     """x + y of decoded values (the fma's x an exact product) rounded once into out:
-    (bits, or None for NaN; tiny_before_rounding)."""
+    (bits, or None for NaN; tiny_before_rounding; tiny_after_rounding_unbounded)."""
     kx, sx, vx = x
     ky, sy, vy = y
     if kx == INF or ky == INF:
         if kx == INF and ky == INF and sx != sy:
-            return None, False
+            return None, False, False
         s = sx if kx == INF else sy
-        return (out.sign_bit if s else 0) | out.inf_bits, False
+        return (out.sign_bit if s else 0) | out.inf_bits, False, False
     if kx == ZERO and ky == ZERO:
-        return (out.sign_bit if _sum_zero_sign(sx, sy, rounding) else 0), False
+        return (out.sign_bit if _sum_zero_sign(sx, sy, rounding) else 0), False, False
     if kx == ZERO:
         return _round("add", vy, _ZERO, out, rounding)
     if ky == ZERO:
         return _round("add", vx, _ZERO, out, rounding)
     if vx == _EXACT.minus(vy):
-        return (out.sign_bit if _sum_zero_sign(sx, sy, rounding) else 0), False
+        return (out.sign_bit if _sum_zero_sign(sx, sy, rounding) else 0), False, False
     return _round("add", vx, vy, out, rounding)
 
 
 def ieee(op: str, in_fmt: Format, c_fmt: Format, out: Format, rounding: str, operands):
-    """IEEE result of op on operand bits (after any .ftz input flush): (bits|None, tiny).
+    """IEEE result of op on operand bits (after any .ftz input flush): (bits|None, tiny before
+    rounding, tiny after rounding to the precision with an unbounded exponent).
 
     op is 'add', 'sub', 'mul' (operands x, y) or 'fma' (a, b, c). For add/sub the first
     operand is in in_fmt and the second in c_fmt (the mixed forms' c is f32). Results are
@@ -287,21 +294,22 @@ def _ieee(op, in_fmt, c_fmt, out, rounding, operands):
         a, b, c = (_decoded(in_fmt, operands[0]), _decoded(in_fmt, operands[1]),
                    _decoded(c_fmt, operands[2]))
         if a[0] == NAN or b[0] == NAN or c[0] == NAN:
-            return None, False
+            return None, False, False
         p = _product(a, b)
         if p is None:
-            return None, False
+            return None, False, False
         return _sum(p, c, out, rounding)
     x, y = _decoded(in_fmt, operands[0]), _decoded(c_fmt, operands[1])
     if x[0] == NAN or y[0] == NAN:
-        return None, False
+        return None, False, False
     if op == "mul":
         p = _product(x, y)
         if p is None:
-            return None, False
+            return None, False, False
         if p[0] == FINITE:
             return _round("mul", x[2], y[2], out, rounding)
-        return (out.sign_bit if p[1] else 0) | (out.inf_bits if p[0] == INF else 0), False
+        return ((out.sign_bit if p[1] else 0) | (out.inf_bits if p[0] == INF else 0),
+                False, False)
     if op == "sub":
         k, s, v = y
         y = (k, s ^ 1, None if v is None else _EXACT.minus(v))
@@ -329,7 +337,9 @@ def lane_function(ins, policy=None):
     op = ins.opcode
     rounding = ins.rounding or "rn"
     memo = _memo(op, in_fmt, c_fmt, out, rounding)
-    nan = pol.canonical_nan16 if out.width == 16 else pol.canonical_nan32
+    # the canonical NaN of the result format, one policy field per format
+    nan = {"f16": pol.canonical_nan_f16, "bf16": pol.canonical_nan_bf16,
+           "f32": pol.canonical_nan_f32}[out.name]
     sign = out.sign_bit
     one = out.one_bits
 
@@ -340,9 +350,13 @@ def lane_function(ins, policy=None):
     ftz = bool(ins.ftz)
     if ftz:
         fmts = (in_fmt, in_fmt, in_fmt) if op == "fma" else (in_fmt, c_fmt)
-        if pol.ftz_tininess not in ("before_rounding", "after_rounding"):
+        # tiny: the exact result is below 2**emin ("before_rounding"); the result rounded into
+        # the format is subnormal ("after_rounding"); the exact result rounded to the format's
+        # precision with an unbounded exponent is below 2**emin ("after_rounding_unbounded")
+        readings = ("after_rounding", "before_rounding", "after_rounding_unbounded")
+        if pol.ftz_tininess not in readings:
             raise ValueError(f"unknown ftz_tininess policy {pol.ftz_tininess!r}")
-        before = pol.ftz_tininess == "before_rounding"
+        tininess = readings.index(pol.ftz_tininess)
     sat, relu = bool(ins.sat), bool(ins.relu)
     sat_m0 = 0 if pol.sat_minus_zero_to_plus else sign
     relu_m0 = 0 if pol.relu_minus_zero_to_plus else sign
@@ -356,9 +370,10 @@ def lane_function(ins, policy=None):
         hit = memo.get(operands)
         if hit is None:
             hit = memo[operands] = _ieee(op, in_fmt, c_fmt, out, rounding, operands)
-        bits, tiny = hit
-        if ftz and bits is not None:                    # subnormal results -> signed zero
-            if tiny if before else is_subnormal(bits, out):
+        bits, tiny_before, tiny_unbounded = hit
+        if ftz and bits is not None:                    # tiny results -> signed zero
+            tiny = (is_subnormal(bits, out), tiny_before, tiny_unbounded)[tininess]
+            if tiny:
                 bits &= sign
         if sat:                                         # clamp to [0, 1], NaN -> +0
             if bits is None:

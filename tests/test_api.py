@@ -4,6 +4,8 @@ Expected values here come from NumPy's own float16/float32 conversions and from 
 text, never from ptxfp.
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -108,7 +110,7 @@ def test_bf16_roundtrip_and_rounding():
     assert ptxfp.to_bits(1 + 2**-8, "bf16") == 0x3F80        # tie -> even
     assert ptxfp.to_bits(1 + 3 * 2**-8, "bf16") == 0x3F82     # tie -> even (up)
     assert ptxfp.to_bits(1 + 2**-8 + 2**-40, "bf16") == 0x3F81  # just above the tie
-    assert ptxfp.to_bits(float("nan"), "bf16") == ptxfp.POLICY.canonical_nan16
+    assert ptxfp.to_bits(float("nan"), "bf16") == ptxfp.POLICY.canonical_nan_bf16
 
 
 def test_f32_and_packed():
@@ -237,3 +239,41 @@ def test_out_read_only_is_refused():
     ro.setflags(write=False)
     with pytest.raises(OperandError, match="writeable"):
         ptxfp.execute("add.rn.f16", a, a, out=ro)
+
+
+# --- the policy object ---------------------------------------------------------------------------
+
+def test_policy_fields_are_one_switch_per_question():
+    names = [f.name for f in dataclasses.fields(ptxfp.Policy)]
+    assert names[:3] == ["canonical_nan_f16", "canonical_nan_bf16", "canonical_nan_f32"]
+    assert "canonical_nan16" not in names and "canonical_nan32" not in names
+    p = ptxfp.Policy()
+    assert (p.canonical_nan_f16, p.canonical_nan_bf16, p.canonical_nan_f32) == \
+        (0x7FFF, 0x7FFF, 0x7FFFFFFF)
+    assert ptxfp.policy.TININESS == ("after_rounding", "before_rounding",
+                                     "after_rounding_unbounded")
+    for t in ptxfp.policy.TININESS:
+        assert ptxfp.Policy(ftz_tininess=t).ftz_tininess == t
+    with pytest.raises(ValueError, match="after_rounding_unbounded"):
+        ptxfp.Policy(ftz_tininess="ieee")
+
+
+def test_policy_nan_shorthands_and_per_format_fields():
+    with ptxfp.policy.using(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000) as p:
+        assert (p.canonical_nan_f16, p.canonical_nan_bf16, p.canonical_nan_f32) == \
+            (0x7E00, 0x7E00, 0x7FC00000)
+        assert p.canonical_nan16 == 0x7E00 and p.canonical_nan32 == 0x7FC00000
+    with ptxfp.policy.using(canonical_nan16=0x7E00, canonical_nan_bf16=0x7FC0) as p:
+        assert (p.canonical_nan_f16, p.canonical_nan_bf16) == (0x7E00, 0x7FC0)  # field wins
+        with pytest.raises(ValueError, match="ambiguous"):
+            p.canonical_nan16
+    assert ptxfp.POLICY.canonical_nan16 == 0x7FFF                             # restored
+    # to_bits: NaN becomes the canonical NaN of the format asked for (NumPy gives NaN here)
+    nan = float("nan")
+    with ptxfp.policy.using(canonical_nan_bf16=0x7FC0):
+        assert [ptxfp.to_bits(nan, f) for f in ("f16", "bf16", "f32")] == \
+            [0x7FFF, 0x7FC0, 0x7FFFFFFF]
+        assert ptxfp.to_bits([nan, 1.0], "bf16x2") == 0x3F807FC0
+        assert ptxfp.to_bits([nan, 1.0], "f16x2") == 0x3C007FFF
+    with ptxfp.policy.using(canonical_nan_f16=0x7E00):
+        assert [ptxfp.to_bits(nan, f) for f in ("f16", "bf16")] == [0x7E00, 0x7FFF]

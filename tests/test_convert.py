@@ -110,7 +110,9 @@ def o_cvt(form, a):
         if not form.narrowing and pol.widen_nan == "payload":
             _, seb, sfb = FMT[src]
             return (s << 31) | 0x7F800000 | ((a & ((1 << sfb) - 1)) << (23 - sfb))
-        return pol.canonical_nan32 if dst == "f32" else pol.canonical_nan16
+        # one canonical NaN per result format
+        return {"f16": pol.canonical_nan_f16, "bf16": pol.canonical_nan_bf16,
+                "f32": pol.canonical_nan_f32}[dst]
     if kind == "zero":
         bits = s << (width - 1)
     elif kind == "inf":
@@ -264,19 +266,47 @@ def test_known_values():
 
 def test_nan_policies():
     p = ptxfp.POLICY
-    assert convert("cvt.rn.f16.f32", 0x7FC00001) == p.canonical_nan16
-    assert convert("cvt.rn.satfinite.bf16.f32", 0xFFC00000) == p.canonical_nan16
-    assert convert("cvt.rn.relu.f16.f32", 0xFFC00000) == p.canonical_nan16
+    assert convert("cvt.rn.f16.f32", 0x7FC00001) == p.canonical_nan_f16
+    assert convert("cvt.rn.satfinite.bf16.f32", 0xFFC00000) == p.canonical_nan_bf16
+    assert convert("cvt.rn.relu.f16.f32", 0xFFC00000) == p.canonical_nan_f16
     assert convert("cvt.rn.sat.f16.f32", 0x7FC00000) == 0
-    assert convert("cvt.f32.bf16", 0xFFC1) == p.canonical_nan32
+    assert convert("cvt.f32.bf16", 0xFFC1) == p.canonical_nan_f32
     with policy.using(widen_nan="payload"):
         assert convert("cvt.f32.bf16", 0xFFC1) == 0xFFC10000
         assert convert("cvt.f32.f16", 0x7E01) == 0x7FC02000
         assert convert("cvt.f32.f16", 0xFC01) == 0xFF802000    # signaling stays signaling
         _check("cvt.f32.bf16", [inputs16()], convert("cvt.f32.bf16", inputs16()))
-    with policy.using(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000):
+    with policy.using(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000):   # old names
         assert convert("cvt.rn.f16.f32", 0x7F800001) == 0x7E00
+        assert convert("cvt.rn.bf16.f32", 0x7F800001) == 0x7E00
         assert convert("cvt.f32.f16", 0x7C01) == 0x7FC00000
+    # one switch per destination format
+    with policy.using(canonical_nan_bf16=0x7FC0):
+        assert convert("cvt.rn.bf16.f32", 0x7F800001) == 0x7FC0
+        assert convert("cvt.rz.relu.bf16x2.f32", 0x7F800001, 0x3F800000) == 0x7FC03F80
+        assert convert("cvt.rn.f16.f32", 0x7F800001) == 0x7FFF
+        assert convert("cvt.rn.f16x2.f32", 0x3F800000, 0xFFC00000) == 0x3C007FFF
+        assert convert("cvt.f32.bf16", 0xFFC1) == 0x7FFFFFFF
+    with policy.using(canonical_nan_f16=0x7E00):
+        assert convert("cvt.rn.f16.f32", 0x7F800001) == 0x7E00
+        assert convert("cvt.rn.bf16.f32", 0x7F800001) == 0x7FFF
+
+
+@pytest.mark.parametrize("flip", [dict(canonical_nan_bf16=0x7FC0), dict(canonical_nan_f16=0x7E00),
+                                  dict(canonical_nan_f32=0x7FC00000, widen_nan="canonical")],
+                         ids=lambda f: next(iter(f)))
+def test_nan_policy_flips_against_mpfr(flip):
+    """Each canonical-NaN field flipped alone, every cvt form against the oracle here (which
+    picks the field by the destination format on its own)."""
+    with policy.using(**flip):
+        for s in NARROW:
+            ins = parse_cvt(s)
+            a = inputs32(ins.dtype.removesuffix("x2"), seed=5)[:400]
+            ops = [a] if ins.lanes == 1 else [a, a[::-1]]
+            _check(s, ops, convert(s, *ops))
+        for s in WIDEN:
+            a = inputs16()[0x7F00:0x8100]
+            _check(s, [a], convert(s, a))
 
 
 @pytest.mark.parametrize("flip", [dict(sat_minus_zero_to_plus=False),

@@ -16,8 +16,9 @@ import pytest
 
 import ptxfp
 import vectors
-from ptxfp import kernels
-from ptxfp.execute import _form
+from numba import njit
+from ptxfp import kernels, policy, rounding
+from ptxfp.execute import _form, _spec
 from ptxfp.isa import canonical_spellings
 
 FORMS = canonical_spellings()
@@ -76,6 +77,95 @@ def test_fast_lane_equals_reference(spelling):
         pytest.fail(f"{spelling}: {bad.size} of {got.size} differ; first: operands "
                     + ", ".join(hex(int(x[i])) for x in ops)
                     + f" fast {int(got[i]):#x} reference {int(exp[i]):#x}")
+
+
+def _tininess_window(rng, ins, n):
+    """f16 operands whose exact result lies within a few units of the smallest normal 2**-14
+    (products solved for, and for fma a normal c that brings a larger product down to it),
+    both signs: where the three .ftz tininess readings differ."""
+    f16 = vectors.F16
+    a = vectors.finite(rng, f16, n, 8, 22)               # about 2**-7 .. 2**7, normal
+    T = vectors.signs(rng, n) * 2.0 ** -14 * (1 - rng.integers(-40, 40, n) * 2.0 ** -13)
+    if ins.opcode == "mul":
+        b = vectors.nudge(vectors.from_float(T / vectors.to_float(a, f16), f16),
+                          rng.integers(-4, 5, n), f16)
+        cols = [a, b]
+    else:
+        # half the lanes: a*b itself near T and c = -0; the other half: a*b near 3 T, c near
+        # -2 T (normal, so .ftz keeps it), nudged
+        k = np.where(rng.integers(0, 2, n) == 1, 1.0, 3.0)
+        b = vectors.nudge(vectors.from_float(k * T / vectors.to_float(a, f16), f16),
+                          rng.integers(-4, 5, n), f16)
+        P = vectors.to_float(a, f16) * vectors.to_float(b, f16)
+        c = np.where(k == 1.0, 0x8000,
+                     vectors.nudge(vectors.from_float(T - P, f16), rng.integers(-3, 4, n), f16))
+        cols = [a, b, c]
+    if ins.lanes == 2:
+        cols = [x | (x[::-1] << 16) for x in cols]
+    return [x.astype(np.uint32 if ins.lanes == 2 else np.uint16) for x in cols]
+
+
+FTZ_FORMS = [s for s in FORMS if ptxfp.parse(s).ftz]
+
+
+@needs_fast
+@pytest.mark.parametrize("tininess", [policy.TININESS_AFTER_IEEE, policy.TININESS_BEFORE])
+@pytest.mark.parametrize("spelling", FTZ_FORMS)
+def test_fast_lane_equals_reference_under_flipped_tininess(spelling, tininess):
+    """Every .ftz form with ftz_tininess flipped: the fast lane's tininess tests (binary32
+    compares, F16C rounding of the scaled proxy) give the reference lane's bits, on the usual
+    operands and on results packed around 2**-14."""
+    ins = ptxfp.parse(spelling)
+    with policy.using(ftz_tininess=tininess) as pol:
+        spec = dataclasses.replace(_spec(ins, pol), lanes=1)
+    assert kernels.fast_ok(spec)
+    rng = np.random.default_rng(zlib.crc32((spelling + tininess).encode()))
+    ops = [np.concatenate([x, w]) for x, w in zip(_operands(ins, rng),
+                                                  _tininess_window(rng, ins, 20_000))]
+    o = _form(spelling).order
+    packed = dataclasses.replace(spec, lanes=ins.lanes)
+    got, ref = np.empty_like(ops[0]), np.empty_like(ops[0])
+    for k, out in ((kernels._build32(spec), got), (kernels._build(spec), ref)):
+        kernels.run_with(k, packed, ops[o[0]], ops[o[1]], ops[o[2]], out, out.size)
+    bad = np.nonzero(got != ref)[0]
+    if bad.size:
+        i = bad[0]
+        pytest.fail(f"{spelling} ({tininess}): {bad.size} of {got.size} differ; first: "
+                    + ", ".join(hex(int(x[i])) for x in ops)
+                    + f" fast {int(got[i]):#x} reference {int(ref[i]):#x}")
+
+
+@njit
+def _both_roundings(v, P, EMIN, EMAX, EBITS, mode, flush, out64, out32):
+    for i in range(v.size):
+        m, s, n = rounding.round_pack(np.float64(v[i]), P, EMIN, EMAX, mode, flush)
+        out64[i] = -1 if n else (s << 15) | m
+        m, s, n = rounding.round_pack32(v[i], EBITS, mode, flush)
+        out32[i] = -1 if n else (s << 15) | m
+
+
+@needs_fast
+@pytest.mark.parametrize("flush", [rounding.TINY_AFTER, rounding.TINY_BEFORE,
+                                   rounding.TINY_UNBOUNDED])
+@pytest.mark.parametrize("fmt, modes", [("f16", ["rn"]), ("bf16", ["rn", "rz", "rm", "rp"])])
+def test_round_pack32_tininess_equals_round_pack(fmt, modes, flush):
+    """``round_pack32`` against ``round_pack`` on binary32 values around the smallest normal of
+    f16 (to nearest, its only mode) and bf16 (every mode; no bf16 form has .ftz today, but
+    the core must be right for one), under each tininess reading."""
+    f = vectors.FORMATS[fmt]
+    rng = np.random.default_rng(7 + flush)
+    lo = (127 + f.emin_normal) << 23                     # binary32 bits of 2**EMIN
+    near = lo + rng.integers(-(1 << 18), 1 << 18, 200_000)
+    bits = np.concatenate([near, rng.integers(0, 1 << 31, 50_000)]).astype(np.uint32)
+    bits |= (rng.integers(0, 2, bits.size) << 31).astype(np.uint32)
+    v = bits.view(np.float32)
+    P, EMIN, EMAX = f.precision, f.emin_normal, f.bias
+    for mode in modes:
+        r64, r32 = np.empty(v.size, np.int64), np.empty(v.size, np.int64)
+        _both_roundings(v, P, EMIN, EMAX, f.ebits, rounding.MODES[mode], flush, r64, r32)
+        bad = np.nonzero(r64 != r32)[0]
+        assert not bad.size, (f"{fmt} {mode}: {bad.size} differ, first {int(bits[bad[0]]):#x}: "
+                              f"{int(r64[bad[0]]):#x} vs {int(r32[bad[0]]):#x}")
 
 
 @needs_fast

@@ -473,15 +473,17 @@ def test_the_settings_of_each_probe_predict_different_bits():
     ftz = ps["ftz-tininess/mul.rn.ftz.f16"].predictions()
     assert ftz["after_rounding"].tolist() == [0x0400, 0x0400, 0x8400, 0x8400, 0x0400]
     assert ftz["before_rounding"].tolist() == [0, 0, 0x8000, 0x8000, 0]
-    assert ftz[P._ftz_probe("mul.rn.ftz.f16").settings[2].label].tolist() == \
-        [0x0400, 0x0400, 0x8400, 0x8400, 0]
+    assert ftz["after_rounding_unbounded"].tolist() == [0x0400, 0x0400, 0x8400, 0x8400, 0]
+    assert [s.changes for s in P._ftz_probe("mul.rn.ftz.f16").settings] == [
+        (("ftz_tininess", t),) for t in ("after_rounding", "before_rounding",
+                                         "after_rounding_unbounded")]
     sat = {k: v.tolist() for k, v in ps["sat-minus-zero/add.rn.sat.f16"].predictions().items()}
     assert sat == {"-0.0 -> +0.0": [0], "-0.0 stays -0.0": [0x8000]}
     relu = {k: v.tolist() for k, v in ps["relu-minus-zero/fma.rm.relu.bf16"].predictions()
             .items()}
     assert relu == {"-0.0 -> +0.0": [0, 0, 0], "-0.0 stays -0.0": [0x8000] * 3}
     oob = {k: v.tolist() for k, v in ps["oob-sign-c/fma.rn.oob.f16"].predictions().items()}
-    nan = policy.current().canonical_nan16
+    nan = policy.current().canonical_nan_f16
     # vectors: 0x7FF7 in a, 0xFFF7 in a, 0xFFF7 in b, 0x7FF7 in c, 0xFFF7 in c
     assert oob == {
         "ignores_sign=True, tests_c=False": [0, 0, 0, nan, nan],
@@ -491,7 +493,7 @@ def test_the_settings_of_each_probe_predict_different_bits():
     }
     widen = {k: v.tolist() for k, v in ps["widen-nan/cvt.f32.bf16"].predictions().items()}
     assert widen["payload"][:4] == [0x7FF60000, 0xFFF60000, 0x7F810000, 0xFF810000]
-    assert widen["canonical"][:4] == [policy.current().canonical_nan32] * 4
+    assert widen["canonical"][:4] == [policy.current().canonical_nan_f32] * 4
     assert "widen-nan/cvt.sat.f32.f16" not in ps        # .sat: NaN -> +0.0, nothing to see
     csat = {k: v.tolist() for k, v in ps["sat-minus-zero/cvt.rn.sat.f16.f32"].predictions()
             .items()}
@@ -509,22 +511,23 @@ def test_judge_picks_the_setting_the_gpu_agrees_with():
     r = _judge_as(p, "before_rounding")
     assert r.verdict == "before_rounding" and r.decided == {"ftz_tininess": "before_rounding"}
     assert r.agrees is (policy.current().ftz_tininess == "before_rounding")
-    ieee = p.settings[2].label
-    r = _judge_as(p, ieee)
-    assert r.matches == [ieee] and r.decided == {} and "no Policy value" in r.verdict
+    r = _judge_as(p, "after_rounding_unbounded")
+    assert r.matches == ["after_rounding_unbounded"]
+    assert r.decided == {"ftz_tininess": "after_rounding_unbounded"}
+    assert "no Policy value" not in r.verdict
     r = P.judge(p, np.full(len(p.vectors), 0x12345678, np.uint32))
     assert r.matches == [] and r.verdict.startswith("none of the settings")
     # a NaN the settings do not list: the measurement itself becomes the answer
     q = P._nan_probe("fma.rn.f16")
     measured = q.current().copy()
-    measured[measured == policy.current().canonical_nan16] = 0x7FFE
+    measured[measured == policy.current().canonical_nan_f16] = 0x7FFE
     r = P.judge(q, measured)
-    assert r.verdict == "0x7FFE" and r.decided == {"canonical_nan16": 0x7FFE}
+    assert r.verdict == "0x7FFE" and r.decided == {"canonical_nan_f16": 0x7FFE}
     assert r.agrees is False
     # NaN bits aside, the rest decides: sign/c grid measured with another NaN
     o = P._oob_probe("fma.rn.oob.bf16")
     m = o.predictions()["ignores_sign=False, tests_c=True"].copy()
-    m[m == policy.current().canonical_nan16] = 0x7FC0
+    m[m == policy.current().canonical_nan_bf16] = 0x7FC0
     r = P.judge(o, m)
     assert r.matches == [] and r.nan_matches == ["ignores_sign=False, tests_c=True"]
     assert r.decided == {"oob_ignores_sign": False, "oob_tests_c": True}
@@ -537,13 +540,49 @@ def test_policy_answers_confirm_contradict_or_split():
     other = "before_rounding" if now == "after_rounding" else "after_rounding"
     ans = {x["field"]: x for x in P.policy_answers([_judge_as(a, now), _judge_as(b, now)])}
     assert ans["ftz_tininess"]["status"] == "confirmed"
-    assert ans["canonical_nan16"]["status"] == "not probed"
+    assert ans["canonical_nan_f16"]["status"] == "not probed"
     ans = {x["field"]: x for x in P.policy_answers([_judge_as(a, other), _judge_as(b, other)])}
     assert ans["ftz_tininess"]["status"] == "contradicted"
     assert ans["ftz_tininess"]["measured"] == repr(other)
     ans = {x["field"]: x for x in P.policy_answers([_judge_as(a, now), _judge_as(b, other)])}
     assert ans["ftz_tininess"]["status"] == "differs by form"
     assert set(ans["ftz_tininess"]["by_value"]) == {repr(now), repr(other)}
+    # the third reading is a Policy value like the others
+    ieee = "after_rounding_unbounded"
+    ans = {x["field"]: x for x in P.policy_answers([_judge_as(a, ieee), _judge_as(b, ieee)])}
+    assert ans["ftz_tininess"]["measured"] == repr(ieee)
+    assert ans["ftz_tininess"]["status"] == ("confirmed" if now == ieee else "contradicted")
+    # a NaN measured on bf16 forms answers canonical_nan_bf16 only
+    q = P._nan_probe("fma.rn.bf16")
+    m = q.current().copy()
+    m[m == policy.current().canonical_nan_bf16] = 0x7FC0
+    ans = {x["field"]: x for x in P.policy_answers([P.judge(q, m)])}
+    assert ans["canonical_nan_bf16"]["measured"] == "0x7FC0"
+    assert ans["canonical_nan_bf16"]["status"] == "contradicted"
+    assert ans["canonical_nan_f16"]["status"] == "not probed"
+
+
+def test_nan_probes_name_the_field_of_their_result_format():
+    want = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32"}
+    seen = set()
+    for p in P.probes():
+        if not p.name.startswith("nan/"):
+            continue
+        fmt = F.parse_form(p.spelling).result_format
+        assert p.fields == (want[fmt],), p.name
+        seen.add(fmt)
+        # each setting moves that field, and its prediction follows it alone
+        for s in p.settings:
+            assert [k for k, _ in s.changes] == [want[fmt]], p.name
+    assert seen == set(want)
+    for s, fld in (("mul.rn.bf16x2", "canonical_nan_bf16"),
+                   ("add.rn.f32.bf16", "canonical_nan_f32"),
+                   ("fma.rn.ftz.f16x2", "canonical_nan_f16")):
+        assert P._nan_probe(s).fields == (fld,), s
+    for s, fld in (("cvt.rn.bf16.f32", "canonical_nan_bf16"),
+                   ("cvt.rn.f16.f32", "canonical_nan_f16"),
+                   ("cvt.rz.relu.bf16x2.f32", "canonical_nan_bf16")):
+        assert P._cvt_nan_probe(s).fields == (fld,), s
 
 
 # ---- the command -----------------------------------------------------------------------------------
@@ -560,7 +599,7 @@ def test_dry_run_writes_the_report_and_json(tmp_path, capsys):
     assert "dry run (no hardware)" in out
     text = md.read_text()
     assert "DRY RUN" in text and f"| `{form}` | native | sm_90 |" in text
-    assert "## Policies" in text and "`canonical_nan16`" in text
+    assert "## Policies" in text and "`canonical_nan_f16`" in text
     run = json.loads(js.read_text())
     assert run["summary"]["mismatches"] == 0
     assert run["meta"]["hardware"] is False

@@ -58,14 +58,14 @@ def f16_add_np(a, b):
     """NumPy float16 addition (correctly rounded), NaN as the policy's canonical NaN."""
     r = (a.view(np.float16) + b.view(np.float16))
     bits = r.view(np.uint16).copy()
-    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan16
+    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan_f16
     return bits
 
 
 def f16_mul_np(a, b):
     r = (a.view(np.float16) * b.view(np.float16))
     bits = r.view(np.uint16).copy()
-    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan16
+    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan_f16
     return bits
 
 
@@ -73,7 +73,7 @@ def f32_to_f16_np(x):
     """cvt.rn.f16.f32 by NumPy's correctly rounded cast."""
     r = x.view(np.float32).astype(np.float16)
     bits = r.view(np.uint16).copy()
-    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan16
+    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan_f16
     return bits
 
 
@@ -82,7 +82,7 @@ def f32_to_bf16_rn(x):
     x = x.astype(np.uint64)
     r = (x + 0x7FFF + ((x >> 16) & 1)) >> 16
     nan = (x & 0x7FFFFFFF) > 0x7F800000
-    return np.where(nan, ptxfp.POLICY.canonical_nan16, r).astype(np.uint16)
+    return np.where(nan, ptxfp.POLICY.canonical_nan_bf16, r).astype(np.uint16)
 
 
 def random_inputs(text, rng, n=N):
@@ -207,6 +207,31 @@ def test_mixed_add_reads_c():
     text = ".reg .f32 fc, fd;\n.reg .b16 ba;\nadd.rz.f32.bf16.sat fd, fa, fc;"
     r = ptxfp.run(text, {"fa": 0x3F00, "fc": np.array([0x3E800000, 0xBF800000], np.uint32)})
     assert list(r["fd"]) == [0x3F400000, 0]
+
+
+def test_nan_switch_per_format_in_programs():
+    """A program's NaN results follow the field of each instruction's result format: a flip
+    of canonical_nan_bf16 alone leaves the f16 and f32 results at 0x7FFF / 0x7FFFFFFF, and a
+    flip of canonical_nan_f16 alone leaves the bf16 ones."""
+    text = """
+    add.rn.bf16 bd, ba, bb;
+    add.rn.f16 hd, ha, hb;
+    fma.rn.bf16x2 pd, pa, pb, pc;
+    cvt.rn.bf16.f32 bc, f;
+    cvt.rn.f16.f32 hc, f;
+    add.rn.f32.bf16 fd, ba, f;
+    """
+    inputs = {"ba": 0x7F80, "bb": 0xFF80, "ha": 0x7C00, "hb": 0xFC00, "f": 0x7FC00001,
+              "pa": 0x7F803F80, "pb": 0x3F803F80, "pc": 0xFF803F80}
+    regs = ("bd", "hd", "pd", "bc", "hc", "fd")
+    for changes, want in (
+            (dict(canonical_nan_bf16=0x7FC0),
+             [0x7FC0, 0x7FFF, 0x7FC04000, 0x7FC0, 0x7FFF, 0x7FFFFFFF]),
+            (dict(canonical_nan_f16=0x7E00),
+             [0x7FFF, 0x7E00, 0x7FFF4000, 0x7FFF, 0x7E00, 0x7FFFFFFF])):
+        with ptxfp.policy.using(**changes):
+            r = ptxfp.run(text, inputs)
+        assert [int(r[k][0]) for k in regs] == want, changes
 
 
 # --- plumbing ---------------------------------------------------------------------------------

@@ -54,14 +54,21 @@ def test_form_matches_oracle(spelling, check):
 # Each policy flipped, on a few forms it affects: the model and the oracle must move together,
 # and the vectors must contain cases the flip changes. (ptxfp compiles a kernel per form and
 # policy, a few seconds each: the forms are few, and the same as in FACTS below.)
-NAN_FLIP = dict(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000)
+NAN_FLIP = dict(canonical_nan_f16=0x7E00, canonical_nan_bf16=0x7FC0,
+                canonical_nan_f32=0x7FC00000)
+#: one 16-bit format's NaN flipped alone: the other format's results must keep theirs
+NAN_BF16_FLIP = dict(canonical_nan_bf16=0x7FC0)
+NAN_F16_FLIP = dict(canonical_nan_f16=0x7E00)
+IEEE_TININESS = dict(ftz_tininess="after_rounding_unbounded")
 POLICY_FLIPS = [
     (dict(ftz_tininess="before_rounding"), ["mul.rn.ftz.f16", "fma.rn.ftz.f16x2"]),
     (dict(sat_minus_zero_to_plus=False), ["mul.rn.sat.f16", "sub.rm.sat.f32.f16"]),
     (dict(relu_minus_zero_to_plus=False), ["fma.rn.relu.f16", "fma.rn.relu.bf16x2"]),
     (dict(oob_ignores_sign=False), ["fma.rn.oob.bf16", "fma.rn.oob.relu.f16x2"]),
     (dict(oob_tests_c=True), ["fma.rn.oob.f16", "fma.rn.oob.relu.bf16x2"]),
-    (NAN_FLIP, ["add.rn.f16", "fma.rz.f32.bf16"]),
+    (NAN_FLIP, ["add.rn.f16", "fma.rz.f32.bf16", "mul.rn.bf16x2"]),
+    (NAN_BF16_FLIP, ["fma.rn.relu.bf16x2", "add.rn.f16", "fma.rn.f16x2", "add.rn.f32.bf16"]),
+    (NAN_F16_FLIP, ["mul.rn.ftz.f16x2", "mul.rn.bf16", "fma.rm.bf16x2", "fma.rn.f32.f16"]),
 ]
 
 
@@ -80,6 +87,50 @@ def test_policy_flip_moves_model_and_oracle(changes, spellings, check):
         check(f"{spelling} under {changes}", ops, got, want)
         changed_somewhere |= bool((want != before).any())
     assert changed_somewhere, f"no vector is affected by {changes}"
+
+
+FTZ_FORMS = [s for s in SPELLINGS if ptxfp.parse(s).ftz]
+
+
+@pytest.mark.parametrize("spelling", FTZ_FORMS)
+def test_ieee_tininess_on_every_ftz_form(spelling, check):
+    """ftz_tininess = IEEE's "after rounding" (unbounded exponent) on every .ftz form: ptxfp
+    and the oracle move together, and on products (mul, fma) the vectors hold results that
+    this reading flushes and the format's after-rounding keeps (sums of f16 values below
+    2**-14 are exact, so add/sub cannot tell the readings apart)."""
+    assert len(FTZ_FORMS) == 18
+    ins = ptxfp.parse(spelling)
+    ops = V.for_instruction(ins)
+    with ptxfp_policy.using(ftz_tininess="after_rounding"):
+        after = O.compute_array(ins, *ops)
+    with ptxfp_policy.using(ftz_tininess="before_rounding"):
+        before = O.compute_array(ins, *ops)
+    with ptxfp_policy.using(**IEEE_TININESS):
+        got = ptxfp.execute(spelling, *ops)
+        want = O.compute_array(ins, *ops)
+    check(f"{spelling} under {IEEE_TININESS}", ops, got, want)
+    if ins.opcode in ("mul", "fma"):
+        assert (want != after).any() and (want != before).any(), "the flip is not exercised"
+    else:
+        assert (want == after).all() and (want == before).all()
+
+
+def test_nan_flip_of_one_16_bit_format_leaves_the_other():
+    """canonical_nan_bf16 and canonical_nan_f16 are separate switches: NaN results of one
+    format follow only their own field (f16 and mixed .f32 results keep 0x7FFF / 0x7FFFFFFF
+    under a bf16 flip, and the other way round)."""
+    cases = [("add.rn.f16", (0x7C00, 0xFC00)), ("add.rn.bf16", (0x7F80, 0xFF80)),
+             ("fma.rn.f16x2", (0x7C007C00, 0x3C003C00, 0xFC00FC00)),
+             ("fma.rn.bf16x2", (0x7F807F80, 0x3F803F80, 0xFF80FF80)),
+             ("add.rn.f32.bf16", (0xFFC0, 0x3F800000))]
+    expect = {
+        "bf16": [0x7FFF, 0x7FC0, 0x7FFF7FFF, 0x7FC07FC0, 0x7FFFFFFF],
+        "f16": [0x7E00, 0x7FFF, 0x7E007E00, 0x7FFF7FFF, 0x7FFFFFFF],
+    }
+    for which, changes in (("bf16", NAN_BF16_FLIP), ("f16", NAN_F16_FLIP)):
+        with ptxfp_policy.using(**changes):
+            assert [O.compute(s, *ops) for s, ops in cases] == expect[which], "oracle"
+            assert [ptxfp.execute(s, *ops) for s, ops in cases] == expect[which], "ptxfp"
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,6 +196,17 @@ FACTS = [
     ("fma.rn.bf16", (0x7F80, 0xBF80, 0x3F80), 0xFF80, {}),
     ("add.rn.f16", (0x7C01, 0x3C00), 0x7E00, NAN_FLIP),
     ("fma.rz.f32.bf16", (0x7F81, 0x3F80, 0), 0x7FC00000, NAN_FLIP),
+    ("mul.rn.bf16", (0x0000, 0xFF80), 0x7FC0, NAN_FLIP),
+    # one NaN switch per result format: a bf16 flip leaves f16 and f32 results alone, and
+    # the other way round
+    ("mul.rn.bf16", (0x0000, 0xFF80), 0x7FC0, NAN_BF16_FLIP),
+    ("add.rn.f16", (0x7C01, 0x3C00), 0x7FFF, NAN_BF16_FLIP),
+    ("add.rn.f32.bf16", (0xFFC0, 0x3F800000), 0x7FFFFFFF, NAN_BF16_FLIP),
+    ("add.rn.f16", (0x7C01, 0x3C00), 0x7E00, NAN_F16_FLIP),
+    ("mul.rn.bf16", (0x0000, 0xFF80), 0x7FFF, NAN_F16_FLIP),
+    ("fma.rn.relu.bf16", (0x7F81, 0x3F80, 0x0000), 0x7FFF, NAN_F16_FLIP),
+    # the old shorthand sets both 16-bit fields
+    ("mul.rn.bf16", (0x0000, 0xFF80), 0x7E00, dict(canonical_nan16=0x7E00)),
     # .sat: clamp to [0, 1], NaN -> +0, -0 -> +0 (policy)
     ("add.rn.sat.f16", (0x3C00, 0x3C00), 0x3C00, {}),
     ("add.rn.sat.f16", (0x3800, 0x3400), 0x3A00, {}),
@@ -205,6 +267,33 @@ FACTS = [
     ("mul.rn.ftz.f16", (0xA001, 0x1FFE), 0x8000, dict(ftz_tininess="before_rounding")),
     ("fma.rn.ftz.f16x2", (0xA001, 0x1FFE, 0x8000), 0x8000, dict(ftz_tininess="before_rounding")),
     ("mul.rn.ftz.sat.f16", (0xA001, 0x1FFE), 0x0000, {}),
+    # IEEE's tininess (rounded to 11 bits with an unbounded exponent) keeps that product: in
+    # the binade [2**-15, 2**-14) the 11-bit grid is 2**-25, and (1 - 2**-20) 2**-14 is within
+    # half of it (2**-26) of 2**-14, so it rounds to 2**-14, not tiny.
+    ("mul.rn.ftz.f16", (0x2001, 0x1FFE), 0x0400, IEEE_TININESS),
+    ("mul.rn.ftz.f16", (0xA001, 0x1FFE), 0x8400, IEEE_TININESS),
+    # The three readings apart: 0x3BFF = (1 + 1023/1024) 2**-1 = 1 - 2**-11 and
+    # 0x0400 = 2**-14 (exponent field 1, fraction 0), so the product is exactly
+    # 2**-14 - 2**-25.  Into f16 (subnormal grid 2**-24) it is halfway between
+    # 2**-14 - 2**-24 (0x03FF, odd) and 2**-14 (0x0400, even): ties to even gives the normal
+    # 0x0400, so "after_rounding" keeps it.  At 11 bits unbounded it is on the grid
+    # ((2**11 - 1) 2**-25), stays below 2**-14, so IEEE's reading flushes it to +0, as does
+    # "before_rounding" (the exact value is below 2**-14).  The mirror 0xBBFF = -(1 - 2**-11)
+    # gives the same with the sign: 0x8400 kept, 0x8000 flushed.
+    ("mul.rn.ftz.f16", (0x3BFF, 0x0400), 0x0400, dict(ftz_tininess="after_rounding")),
+    ("mul.rn.ftz.f16", (0x3BFF, 0x0400), 0x0000, IEEE_TININESS),
+    ("mul.rn.ftz.f16", (0x3BFF, 0x0400), 0x0000, dict(ftz_tininess="before_rounding")),
+    ("mul.rn.ftz.f16", (0xBBFF, 0x0400), 0x8400, dict(ftz_tininess="after_rounding")),
+    ("mul.rn.ftz.f16", (0xBBFF, 0x0400), 0x8000, IEEE_TININESS),
+    ("mul.rn.ftz.f16", (0xBBFF, 0x0400), 0x8000, dict(ftz_tininess="before_rounding")),
+    ("mul.rn.f16", (0x3BFF, 0x0400), 0x0400, IEEE_TININESS),            # no .ftz: kept
+    # the same product in fma (c = -0 adds nothing) and in lane 1 of the packed form
+    ("fma.rn.ftz.f16", (0x3BFF, 0x0400, 0x8000), 0x0000, IEEE_TININESS),
+    ("fma.rn.ftz.f16", (0xBBFF, 0x0400, 0x8000), 0x8000, IEEE_TININESS),
+    ("fma.rn.ftz.f16", (0x3BFF, 0x0400, 0x8000), 0x0400, dict(ftz_tininess="after_rounding")),
+    ("fma.rn.ftz.f16x2", (0xBBFF3C00, 0x04003C00, 0x80000000), 0x80003C00, IEEE_TININESS),
+    ("fma.rn.ftz.f16x2", (0xBBFF3C00, 0x04003C00, 0x80000000), 0x84003C00,
+     dict(ftz_tininess="after_rounding")),
     # lanes: lane 0 = bits [15:0]
     ("add.rn.f16x2", (0x3C004000, 0x3C003C00), 0x40004200, {}),
     ("add.rn.ftz.f16x2", (0x00010001, 0x04000400), 0x04000400, {}),
@@ -263,7 +352,7 @@ def _numpy_f16(op, a, b):
     with np.errstate(all="ignore"):
         r = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](fa, fb)
     bits = r.view(np.uint16).copy()
-    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan16
+    bits[np.isnan(r)] = ptxfp.POLICY.canonical_nan_f16
     return bits
 
 
@@ -290,7 +379,7 @@ def test_oracle_mixed_against_float64(op, atype, rng, check):
     with np.errstate(all="ignore"):
         r = (fa + fc if op == "add" else fa - fc).astype(np.float32)
     want = r.view(np.uint32).copy()
-    want[np.isnan(r)] = ptxfp.POLICY.canonical_nan32
+    want[np.isnan(r)] = ptxfp.POLICY.canonical_nan_f32
     check(f"oracle {op}.rn.f32.{atype} vs float64", (a, c),
           O.compute_array(f"{op}.rn.f32.{atype}", a, c), want)
 
@@ -326,6 +415,22 @@ def _fraction_round(q, fmt, mode, zero_sign):
         e -= 1
     frac = int((m / Fraction(2) ** e - 1) * (1 << fmt.fbits))
     return sign | ((e + fmt.bias) << fmt.fbits) | frac
+
+
+def _fraction_round_unbounded(q, fmt, mode):
+    """q rounded to fmt's precision in mode with an unbounded exponent range (a rational)."""
+    neg = q < 0
+    a = -q if neg else q
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    ulp = Fraction(2) ** (e - fmt.fbits)
+    k, rem = divmod(a, ulp)
+    k = int(k)
+    if rem:
+        k += {"rz": False, "rm": neg, "rp": not neg,
+              "rn": rem * 2 > ulp or (rem * 2 == ulp and k & 1)}[mode]
+    return -k * ulp if neg else k * ulp
 
 
 def _finite(bits, fmt):
@@ -368,9 +473,10 @@ def test_oracle_core_against_fractions(op, atype, mixed, rounding):
             both_zero = x == 0 and y == 0
             zsign = zx if (both_zero and zx == zy) else (rounding == "rm")
         want = _fraction_round(q, out, rounding, zsign)
-        got, tiny = O.ieee(op, fmt, out if mixed else fmt, out, rounding, row)
-        if got != want or tiny != (q != 0 and abs(q) < mn):
-            bad.append((tuple(hex(x) for x in row), hex(got), hex(want), tiny))
+        got, tiny, tiny_u = O.ieee(op, fmt, out if mixed else fmt, out, rounding, row)
+        want_u = q != 0 and abs(_fraction_round_unbounded(q, out, rounding)) < mn
+        if got != want or tiny != (q != 0 and abs(q) < mn) or tiny_u != want_u:
+            bad.append((tuple(hex(x) for x in row), hex(got), hex(want), tiny, tiny_u))
     assert not bad, f"{len(bad)} differ, first: {bad[:5]}"
 
 

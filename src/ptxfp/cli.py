@@ -82,7 +82,7 @@ def _float_literal(text):
         return fmt, sbit | ((EMAX - EMIN + 2) << (P - 1))
     if body == "nan":
         from .policy import current
-        return fmt, current().canonical_nan32 if fmt == "f32" else current().canonical_nan16
+        return fmt, current().canonical_nan(fmt)
     q = Fraction(body)
     bits = _round_exact(-q if neg else q, fmt)
     if q == 0 and neg:

@@ -24,8 +24,9 @@ The rules, with their sources, are in docs/semantics.md ("cvt"); in short:
 - ``.satfinite``: NaN -> NaN (the canonical NaN), |x| > MAX_NORM (infinities included) ->
   sign-preserved MAX_NORM. Since rounding is monotonic this is "an overflowed or infinite
   rounded result becomes the largest finite of its sign";
-- NaN results are ``policy.canonical_nan16``; a widened NaN follows ``policy.widen_nan``
-  ("canonical" -> ``canonical_nan32``, "payload" -> sign and payload shifted into place).
+- NaN results are the canonical NaN of the destination format (``policy.canonical_nan_f16``
+  or ``canonical_nan_bf16``); a widened NaN follows ``policy.widen_nan`` ("canonical" ->
+  ``canonical_nan_f32``, "payload" -> sign and payload shifted into place).
 
 Like every other form, the work is done on bit patterns in Numba kernels that call the one
 rounding core; no NumPy float cast rounds anything here.
@@ -40,7 +41,7 @@ from . import isa, kernels, nvidia, policy
 from .arith import decode
 from .errors import SpellingError
 from .formats import BF16, F16, F32
-from .rounding import MODES, RN, round_pack
+from .rounding import MODES, RN, TINY_AFTER, round_pack
 from .isa_cvt import (MODIFIER_ORDER, OTHER_TYPES, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                       TABLE, TYPES, CvtRow, canonical_spelling, canonical_spellings, forms)
 
@@ -219,7 +220,7 @@ def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_m
             nan_bits):
     """One f32 bit pattern to an f16/bf16 bit pattern."""
     x = decode(a, 8, 23, ftz)                       # .ftz: f32 subnormal input -> signed zero
-    mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, mode, False)
+    mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, mode, TINY_AFTER)
     if satfinite:
         inf_bits = np.int64(EMAX - EMIN + 2) << (P - 1)
         mag = inf_bits - 1 if mag >= inf_bits else mag
@@ -253,7 +254,7 @@ def _make_kernels(SOURCE_KEY):
         for i in range(start, stop):
             h = np.int64(a[i])
             x = decode(h, AE, AM, ftz)              # exact; .ftz flushes bf16 subnormals
-            mag, sign, is_nan = round_pack(x, 24, -126, 127, RN, False)
+            mag, sign, is_nan = round_pack(x, 24, -126, 127, RN, TINY_AFTER)
             bits = nvidia.finish(mag, sign, is_nan, 24, 32, _F32_ONE, False, sat, False, sat_mz,
                                  False, nan_bits)
             if payload and is_nan and not sat:
@@ -305,7 +306,7 @@ def convert(spelling, *operands):
             args = (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
                     MODES[ins.rounding], ins.ftz, ins.sat, ins.relu, ins.satfinite,
                     pol.sat_minus_zero_to_plus, pol.relu_minus_zero_to_plus,
-                    pol.canonical_nan16)
+                    pol.canonical_nan(ins.dtype))
             _run(_narrow_kernel, a, b, out, args)
         else:
             if pol.widen_nan not in ("canonical", "payload"):
@@ -316,7 +317,7 @@ def convert(spelling, *operands):
             # normal (or zero), so cvt.ftz.f32.f16 equals cvt.f32.f16.
             args = (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
                     pol.sat_minus_zero_to_plus,
-                    pol.widen_nan == "payload", pol.canonical_nan32)
+                    pol.widen_nan == "payload", pol.canonical_nan_f32)
             _run(_widen_kernel, a, b, out, args)
     out = out.reshape(shape)
     return int(out) if scalar else out

@@ -8,7 +8,7 @@ import numpy as np
 from . import kernels, policy
 from .errors import OperandError
 from .formats import FORMATS, F32
-from .rounding import MODES
+from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
 from .spelling import Instruction, parse
 
 
@@ -53,6 +53,11 @@ def as_bits(x, width, what):
     return arr.astype(dtype)
 
 
+#: policy.ftz_tininess -> the kernels' constant (rounding.TINY_*)
+_TININESS = {policy.TININESS_AFTER: TINY_AFTER, policy.TININESS_BEFORE: TINY_BEFORE,
+             policy.TININESS_AFTER_IEEE: TINY_UNBOUNDED}
+
+
 def _spec(ins, pol):
     lane = FORMATS[ins.lane_format]
     res = FORMATS[ins.result_format]
@@ -60,10 +65,10 @@ def _spec(ins, pol):
         op=kernels.OPCODES[ins.opcode], lane_fmt=lane.code,
         c_fmt=F32.code if ins.mixed else lane.code, res_fmt=res.code, lanes=ins.lanes,
         mode=MODES[ins.rounding], ftz=ins.ftz, sat=ins.sat, relu=ins.relu, oob=ins.oob,
-        tiny_before=pol.ftz_tininess == policy.TININESS_BEFORE,
+        tininess=_TININESS[pol.ftz_tininess],
         sat_mz=pol.sat_minus_zero_to_plus, relu_mz=pol.relu_minus_zero_to_plus,
         oob_sign=pol.oob_ignores_sign, oob_c=pol.oob_tests_c,
-        nan_bits=pol.canonical_nan32 if res is F32 else pol.canonical_nan16)
+        nan_bits=pol.canonical_nan(ins.result_format))
 
 
 def _width(fmt):

@@ -117,7 +117,7 @@ def to_bits(values, fmt):
     if nan.any():
         from .policy import current
         p = current()
-        bits = np.where(nan, p.canonical_nan32 if lane is F32 else p.canonical_nan16, bits)
+        bits = np.where(nan, p.canonical_nan(lane.name), bits)
     bits = np.asarray(bits).astype(lane.dtype)
     return bits if bits.ndim else int(bits)
 

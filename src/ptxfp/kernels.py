@@ -27,7 +27,7 @@ from ._bitcast import bits_from_f32, f32_from_bits
 from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, odd32,
                     product_inexact32, zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, F32
-from .rounding import RM, RN, RP, RZ, round_pack, round_pack32
+from .rounding import RM, RN, RP, RZ, TINY_AFTER, round_pack, round_pack32
 
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3
 OPCODES = {"add": OP_ADD, "sub": OP_SUB, "mul": OP_MUL, "fma": OP_FMA}
@@ -119,8 +119,9 @@ def _make_lane(SOURCE_KEY):
     and its callees into each kernel's cached machine code)."""
 
     def lane(a, b, c, OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz,
-             tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
+             tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits):
         """One lane: a and b in the (AE, AM) format, c in (CE, CM), result in (P, EMIN, EMAX).
+        ``tininess`` is the .ftz reading of policy.ftz_tininess (rounding.TINY_*).
 
         The mixed add/sub (``MIXED``) take their second operand from c (``add.f32.f16 d, a, c``).
         ``EXACT`` says that the float64 sum u + v is always exact (see _sum_is_exact), so that it
@@ -146,8 +147,9 @@ def _make_lane(SOURCE_KEY):
                 u = x
                 v = -y
             r = zero_sign_fix(u + v if EXACT else add_odd(u, v), u, v, mode == RM)
-        mag, sign, is_nan = round_pack(r, P, EMIN, EMAX, mode, ftz and tiny_before)
-        bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and not tiny_before,
+        flush = tininess if ftz else TINY_AFTER
+        mag, sign, is_nan = round_pack(r, P, EMIN, EMAX, mode, flush)
+        bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and tininess == TINY_AFTER,
                              sat, relu, sat_mz, relu_mz, nan_bits)
         if oob:
             hit = nvidia.is_oob(a, oob_sign) | nvidia.is_oob(b, oob_sign)
@@ -177,7 +179,7 @@ def _make_lane32(SOURCE_KEY):
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
-    def lane32(a, b, c, OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tiny_before,
+    def lane32(a, b, c, OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tininess,
                sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits, SLOW):
         """Returns (bits, redo): ``redo`` says that this lane must be computed again with
         ``SLOW`` set (only bf16 fma has such lanes)."""
@@ -198,7 +200,7 @@ def _make_lane32(SOURCE_KEY):
             mag = vb & 0x7FFFFFFF
             is_nan = mag > 0x7F800000
         else:
-            flush = ftz and tiny_before
+            flush = tininess if ftz else TINY_AFTER
             if OP == OP_FMA and AE == 8 and SLOW:
                 p = decode(a, AE, AM, ftz) * decode(b, AE, AM, ftz)     # exact
                 z = decode(c, CE, CM, ftz)
@@ -226,7 +228,7 @@ def _make_lane32(SOURCE_KEY):
                 else:
                     v = x - y
             mag, sign, is_nan = round_pack32(v, AE, mode, flush)
-        bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and not tiny_before,
+        bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and tininess == TINY_AFTER,
                              sat, relu, sat_mz, relu_mz, nan_bits)
         if oob:
             hit = nvidia.is_oob(a, oob_sign) | nvidia.is_oob(b, oob_sign)
@@ -251,7 +253,7 @@ class Spec:
     sat: bool
     relu: bool
     oob: bool
-    tiny_before: bool
+    tininess: int       # .ftz tininess reading, rounding.TINY_* (policy.ftz_tininess)
     sat_mz: bool
     relu_mz: bool
     oob_sign: bool
@@ -319,7 +321,7 @@ def _build(spec):
     AE, AM = _FMT[spec.lane_fmt][:2]
     CE, CM = _FMT[spec.c_fmt][:2]
     _, _, P, EMIN, EMAX, WIDTH, ONE = _FMT[spec.res_fmt]
-    ftz, tiny_before, sat, relu, oob = spec.ftz, spec.tiny_before, spec.sat, spec.relu, spec.oob
+    ftz, tininess, sat, relu, oob = spec.ftz, spec.tininess, spec.sat, spec.relu, spec.oob
     sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
     nan_bits = spec.nan_bits
 
@@ -335,7 +337,7 @@ def _build(spec):
         env = _fpenv_enter()
         for i in range(o.size):
             o[i] = lane(a[i], b[i], c[i], OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH,
-                        ONE, mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign,
+                        ONE, mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign,
                         oob_c, nan_bits)
         _fpenv_leave(env)
 
@@ -350,7 +352,7 @@ def _build32(spec):
     AE, AM = _FMT[spec.lane_fmt][:2]
     CE, CM = _FMT[spec.c_fmt][:2]
     _, _, P, _, _, WIDTH, ONE = _FMT[spec.res_fmt]
-    ftz, tiny_before, sat, relu, oob = spec.ftz, spec.tiny_before, spec.sat, spec.relu, spec.oob
+    ftz, tininess, sat, relu, oob = spec.ftz, spec.tininess, spec.sat, spec.relu, spec.oob
     sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
     nan_bits = spec.nan_bits
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
@@ -369,7 +371,7 @@ def _build32(spec):
         if not REDO:
             for i in range(o.size):
                 o[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
-                              ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz, oob_sign,
+                              ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign,
                               oob_c, nan_bits, False)[0]
         else:
             # Blocks of BLOCK lanes: a vectorized pass that also ORs the lanes' redo flags, and
@@ -383,17 +385,17 @@ def _build32(spec):
                 any_redo = False
                 for i in range(n):
                     bits, redo = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
-                                        ONE, mode, ftz, tiny_before, sat, relu, oob, sat_mz,
+                                        ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
                                         relu_mz, oob_sign, oob_c, nan_bits, False)
                     ob[i] = bits
                     any_redo |= redo
                 if any_redo:
                     for i in range(n):
                         if lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE,
-                                  mode, ftz, tiny_before, sat, relu, oob, sat_mz, relu_mz,
+                                  mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz,
                                   oob_sign, oob_c, nan_bits, False)[1]:
                             ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P,
-                                           WIDTH, ONE, mode, ftz, tiny_before, sat, relu, oob,
+                                           WIDTH, ONE, mode, ftz, tininess, sat, relu, oob,
                                            sat_mz, relu_mz, oob_sign, oob_c, nan_bits, True)[0]
         _fpenv_leave(env)
 
@@ -529,7 +531,7 @@ def _make_round_array(SOURCE_KEY):
             return
         env = _fpenv_enter()
         for i in range(x.size):
-            mag, sign, is_nan = round_pack(x[i], P, EMIN, EMAX, 0, False)
+            mag, sign, is_nan = round_pack(x[i], P, EMIN, EMAX, RN, TINY_AFTER)
             out[i] = nan_bits if is_nan else ((sign << (WIDTH - 1)) | mag)
         _fpenv_leave(env)
 

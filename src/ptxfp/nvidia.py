@@ -4,14 +4,15 @@ Each rule cites its source; docs/semantics.md has the full list.  Open questions
 here but read from policy.py, passed in as arguments.
 
 - .ftz (PTX ISA 9.7.4.1/9.7.4.4 "flushes subnormal inputs and results to sign-preserving zero"):
-  inputs are flushed in arith.decode; results here (tininess: policy.ftz_tininess).
+  inputs are flushed in arith.decode; results here when tininess is read after rounding into
+  the format, in rounding.round_pack(32) for the other readings (policy.ftz_tininess).
 - .sat (9.7.4.1, 9.7.5: "clamps the result to [0.0, 1.0]. NaN results are flushed to +0.0"):
   -0.0 per policy.sat_minus_zero_to_plus.
 - .relu (9.7.4.4: "clamps the result to 0 if negative. NaN result is converted to canonical
   NaN"): -0.0 per policy.relu_minus_zero_to_plus.
 - .oob (9.7.4.4: "clamps the result to 0 if either of the operands is OOB NaN", per SIMD lane):
   the OOB-NaN pattern 0x7FF7 (SEMANTICS.md, measured), sign and c per policy.
-- NaN results are the canonical NaN (policy.canonical_nan16/32).
+- NaN results are the canonical NaN of the result format (policy.canonical_nan_f16/_bf16/_f32).
 """
 
 from numba import njit

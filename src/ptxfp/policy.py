@@ -4,24 +4,49 @@ The PTX manual leaves these bits open (see docs/semantics.md, "Policies").  Each
 the single place that decides one of them; the kernels read the policy in force at call time, so
 a hardware measurement (ptxfp.hw) can flip one field without touching anything else, and the
 oracle tests read the same object.
+
+The canonical NaN is one field per result format (``canonical_nan_f16``, ``canonical_nan_bf16``,
+``canonical_nan_f32``); every reader picks the field of its result's format
+(``Policy.canonical_nan(fmt)``).  The older names stay accepted as shorthands:
+``using(canonical_nan16=x)`` sets both 16-bit fields, ``using(canonical_nan32=x)`` the f32 one,
+and reading ``canonical_nan16`` / ``canonical_nan32`` gives the value while it is unambiguous.
 """
 
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
+#: .ftz tininess, the three readings (docs/semantics.md, "Policies"): a result is tiny when ...
+#: ... rounded into the format (with its subnormals) it is below the smallest normal 2**EMIN;
 TININESS_AFTER = "after_rounding"
+#: ... the exact result is below 2**EMIN;
 TININESS_BEFORE = "before_rounding"
+#: ... rounded to the format's precision with an unbounded exponent range (in the form's
+#: rounding mode) it is below 2**EMIN (IEEE 754-2019 §7.5, "after rounding").
+TININESS_AFTER_IEEE = "after_rounding_unbounded"
+TININESS = (TININESS_AFTER, TININESS_BEFORE, TININESS_AFTER_IEEE)
+
+#: the canonical-NaN field of each result format
+NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32"}
+#: old names accepted by ``using``/``changed``: shorthand -> the fields it sets
+SHORTHANDS = {"canonical_nan16": ("canonical_nan_f16", "canonical_nan_bf16"),
+              "canonical_nan32": ("canonical_nan_f32",)}
 
 
 @dataclass(frozen=True)
 class Policy:
-    #: Result NaN of .f16/.bf16 lanes (NaN payloads are never propagated).
-    canonical_nan16: int = 0x7FFF
-    #: Result NaN of .f32 results (mixed-precision forms).
-    canonical_nan32: int = 0x7FFFFFFF
-    #: .ftz: is a result flushed when it is tiny after rounding (only a rounded result below the
-    #: smallest normal is flushed) or before rounding (an exact result below the smallest normal
-    #: is flushed even when it rounds up to it)?
+    #: Result NaN of .f16/.f16x2 lanes (and of cvt to f16); NaN payloads are never propagated.
+    canonical_nan_f16: int = 0x7FFF
+    #: Result NaN of .bf16/.bf16x2 lanes (and of cvt to bf16).
+    canonical_nan_bf16: int = 0x7FFF
+    #: Result NaN of .f32 results (mixed-precision forms, widening cvt).
+    canonical_nan_f32: int = 0x7FFFFFFF
+    #: .ftz: when is a result tiny, and so flushed to a zero of its sign?  TININESS_AFTER: the
+    #: result rounded into the format is subnormal; TININESS_BEFORE: the exact result is below
+    #: the smallest normal (flushed even when it rounds up to it); TININESS_AFTER_IEEE: the
+    #: exact result rounded to the format's precision with an unbounded exponent is below the
+    #: smallest normal (between the two: the f16 product 2**-14 - 2**-25 = 0x3BFF * 0x0400
+    #: rounds to 2**-14 in the format, so it is kept after rounding, but stays below 2**-14
+    #: at 11 bits unbounded, so IEEE flushes it).
     ftz_tininess: str = TININESS_AFTER
     #: .sat: does a -0.0 result become +0.0?
     sat_minus_zero_to_plus: bool = True
@@ -31,14 +56,33 @@ class Policy:
     oob_ignores_sign: bool = True
     #: .oob: is operand c tested for the OOB-NaN as well as a and b?
     oob_tests_c: bool = False
-    #: cvt.f32.f16 / cvt.f32.bf16 of a NaN: "canonical" gives canonical_nan32; "payload" widens
-    #: the bits exactly (sign and payload kept, shifted into place; for bf16 that is bits << 16).
-    #: The manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
+    #: cvt.f32.f16 / cvt.f32.bf16 of a NaN: "canonical" gives canonical_nan_f32; "payload"
+    #: widens the bits exactly (sign and payload kept, shifted into place; for bf16 that is
+    #: bits << 16).  The manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
     widen_nan: str = "canonical"
 
     def __post_init__(self):
-        if self.ftz_tininess not in (TININESS_AFTER, TININESS_BEFORE):
-            raise ValueError(f"ftz_tininess must be {TININESS_AFTER!r} or {TININESS_BEFORE!r}")
+        if self.ftz_tininess not in TININESS:
+            raise ValueError("ftz_tininess must be one of " + ", ".join(map(repr, TININESS)))
+
+    def canonical_nan(self, fmt):
+        """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed
+        names 'f16x2'/'bf16x2' give their lanes')."""
+        return getattr(self, NAN_FIELDS[fmt.removesuffix("x2")])
+
+    @property
+    def canonical_nan16(self):
+        """Old name: the canonical NaN of f16 and bf16, while the two fields agree."""
+        if self.canonical_nan_f16 != self.canonical_nan_bf16:
+            raise ValueError("canonical_nan16 is ambiguous when canonical_nan_f16 "
+                                 f"({self.canonical_nan_f16:#06x}) and canonical_nan_bf16 "
+                                 f"({self.canonical_nan_bf16:#06x}) differ: read one of those")
+        return self.canonical_nan_f16
+
+    @property
+    def canonical_nan32(self):
+        """Old name of ``canonical_nan_f32``."""
+        return self.canonical_nan_f32
 
 
 POLICY = Policy()
@@ -49,12 +93,23 @@ def current():
     return POLICY
 
 
+def changed(pol, **changes):
+    """``pol`` with some fields changed; the shorthands of SHORTHANDS set all their fields
+    (a field named explicitly wins over a shorthand)."""
+    expanded = {}
+    for k, v in changes.items():
+        for f in SHORTHANDS.get(k, ()):
+            expanded[f] = v
+    expanded.update({k: v for k, v in changes.items() if k not in SHORTHANDS})
+    return replace(pol, **expanded)
+
+
 @contextmanager
 def using(**changes):
     """Run a block under a policy with some fields changed (for probes and experiments)."""
     global POLICY
     saved = POLICY
-    POLICY = replace(saved, **changes)
+    POLICY = changed(saved, **changes)
     try:
         yield POLICY
     finally:

@@ -3,7 +3,8 @@
 Every operation hands this routine a float64 that is either its exact result or a round-to-odd
 proxy of it (a sticky bit in the last place, see arith.py).  The routine rounds that value once
 into a target format (precision P, smallest normal exponent EMIN, largest exponent EMAX) under a
-rounding mode, with gradual underflow and IEEE overflow.  Because the proxy carries at least two
+rounding mode, with gradual underflow and IEEE overflow; under .ftz it also flushes a tiny value
+by the tininess reading the kernel was built with (TINY_*, policy.ftz_tininess).  Because the proxy carries at least two
 more bits than any target (53 against 24 at most), rounding it gives the same bits as rounding
 the exact value (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved
 algorithms using rounding to odd", IEEE TC 2008).
@@ -17,10 +18,16 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from ._bitcast import bits_from_f32, bits_from_f64, f64_from_bits
+from ._bitcast import bits_from_f64, f64_from_bits
 
 RN, RZ, RM, RP = 0, 1, 2, 3
 MODES = {"rn": RN, "rz": RZ, "rm": RM, "rp": RP}
+
+#: .ftz tininess readings as the kernels see them (policy.TININESS_*), and what ``round_pack``'s
+#: ``flush_tiny`` does with each: TINY_AFTER flushes nothing here (nvidia.finish flushes a
+#: subnormal rounded result; 0 is also "no .ftz"), TINY_BEFORE flushes an exact value below
+#: 2**EMIN, TINY_UNBOUNDED one whose rounding to P bits with an unbounded exponent is below it.
+TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED = 0, 1, 2
 
 _ABS = 0x7FFFFFFFFFFFFFFF
 _INF64 = 0x7FF0000000000000
@@ -47,12 +54,27 @@ _ceil = _integral("llvm.ceil")
 
 
 @njit
+def _rint(y, mode):
+    """``y`` rounded to an integral value in ``mode`` (exact for any float64)."""
+    if mode == RN:
+        return _roundeven(y)
+    if mode == RZ:
+        return _trunc(y)
+    if mode == RM:
+        return _floor(y)
+    return _ceil(y)
+
+
+@njit
 def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     """Round float64 ``x`` into a format with precision ``P``.
 
     Returns ``(magnitude_bits, sign, is_nan)``; the caller puts the sign back and chooses the NaN.
-    ``flush_tiny`` flushes an ``x`` below the smallest normal to zero before rounding (the
-    before-rounding reading of .ftz); the after-rounding reading lives in nvidia.py.
+    ``flush_tiny`` (TINY_*, a compile-time constant of each kernel) flushes a tiny ``x`` to
+    zero: TINY_BEFORE when ``x`` is below the smallest normal 2**EMIN, TINY_UNBOUNDED when ``x``
+    rounded in ``mode`` to P bits with an unbounded exponent range is (IEEE's tininess after
+    rounding); TINY_AFTER flushes nothing here (the after-rounding reading of .ftz lives in
+    nvidia.py, on the rounded bits).
     """
     b = bits_from_f64(x)
     sign = (b >> 63) & 1
@@ -64,15 +86,7 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     # value in the mode rounds x in the target format, and q is the significand (for a
     # subnormal result, the fraction) of the result, up to 2**P.
     ee = max(e, EMIN)
-    y = x * f64_from_bits((P - 1 - ee + 1023) << 52)
-    if mode == RN:
-        y = _roundeven(y)
-    elif mode == RZ:
-        y = _trunc(y)
-    elif mode == RM:
-        y = _floor(y)
-    else:
-        y = _ceil(y)
+    y = _rint(x * f64_from_bits((P - 1 - ee + 1023) << 52), mode)
     # The exponent field is (ee - EMIN) plus the carry of the implicit bit in q, so a rounding
     # carry walks into the exponent (and from subnormal into normal) by itself.  Formed in
     # float64, where it is exact (below 2**40), so that overflow and the specials are selected
@@ -88,8 +102,16 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     else:
         over = inf_bits - sign
     r = np.float64(over) if r >= inf_bits else r
-    if flush_tiny:
+    if flush_tiny == TINY_BEFORE:
         r = 0.0 if e < EMIN else r
+    elif flush_tiny == TINY_UNBOUNDED:
+        # Scaled so that the last place of P bits in the binade [2**(EMIN-1), 2**EMIN) is 1
+        # (exact: a power of two, and x is far from float64's limits): an x in that binade
+        # rounds to P bits unbounded below 2**EMIN exactly when the integral value is below
+        # 2**P; a smaller x gives at most 2**(P-1), a larger one at least 2**P (and NaN, inf
+        # compare false).  A round-to-odd proxy has x's binade and rounds as x does (53 > P+1).
+        t = _rint(x * f64_from_bits((P - EMIN + 1023) << 52), mode)
+        r = 0.0 if abs(t) < np.float64(1 << P) else r
     is_nan = a > _INF64
     r = np.float64(inf_bits) if a == _INF64 else r
     r = 0.0 if is_nan else r
@@ -122,24 +144,61 @@ def _bf16_bits_from_f32(typingctx, x, mode):
         return None
 
     def codegen(context, builder, signature, args):
-        i32 = ir.IntType(32)
-        v, m = args
-        m = builder.trunc(m, i32) if m.type.width > 32 else m
-        b = builder.bitcast(v, i32)
-
-        def c(k):
-            return ir.Constant(i32, k)
-        neg = builder.icmp_signed("<", b, c(0))
-        rn = builder.add(b, builder.add(c(0x7FFF), builder.and_(builder.lshr(b, c(16)), c(1))))
-        down = builder.add(b, builder.select(neg, c(0xFFFF), c(0)))     # toward -inf
-        up = builder.add(b, builder.select(neg, c(0), c(0xFFFF)))       # toward +inf
-        r = builder.select(builder.icmp_signed("==", m, c(RN)), rn,
-                           builder.select(builder.icmp_signed("==", m, c(RZ)), b,
-                                          builder.select(builder.icmp_signed("==", m, c(RM)),
-                                                         down, up)))
-        h = builder.trunc(builder.lshr(r, c(16)), ir.IntType(16))
+        r = _bf16_round_i32(builder, *args)
+        h = builder.trunc(builder.lshr(r, ir.Constant(ir.IntType(32), 16)), ir.IntType(16))
         return builder.zext(h, ir.IntType(64))
     return types.int64(x, mode), codegen
+
+
+def _bf16_round_i32(builder, v, m):
+    """LLVM IR of ``_bf16_bits_from_f32``: the binary32 bits of ``v`` with the rounding
+    increment of ``m`` added (the bf16 result is the upper half)."""
+    i32 = ir.IntType(32)
+    m = builder.trunc(m, i32) if m.type.width > 32 else m
+    b = builder.bitcast(v, i32)
+
+    def c(k):
+        return ir.Constant(i32, k)
+    neg = builder.icmp_signed("<", b, c(0))
+    rn = builder.add(b, builder.add(c(0x7FFF), builder.and_(builder.lshr(b, c(16)), c(1))))
+    down = builder.add(b, builder.select(neg, c(0xFFFF), c(0)))     # toward -inf
+    up = builder.add(b, builder.select(neg, c(0), c(0xFFFF)))       # toward +inf
+    return builder.select(builder.icmp_signed("==", m, c(RN)), rn,
+                          builder.select(builder.icmp_signed("==", m, c(RZ)), b,
+                                         builder.select(builder.icmp_signed("==", m, c(RM)),
+                                                        down, up)))
+
+
+@intrinsic
+def _f16_round_f32(typingctx, x):
+    """binary32 ``x`` rounded to binary16 (F16C, nearest-even) and back: a binary32 value."""
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        def codegen(context, builder, signature, args):
+            return builder.fpext(builder.fptrunc(args[0], ir.HalfType()), ir.FloatType())
+        return types.float32(x), codegen
+    return None
+
+
+@intrinsic
+def _bf16_round_f32(typingctx, x, mode):
+    """binary32 ``x`` rounded to bf16 in ``mode`` (as ``_bf16_bits_from_f32``), as a binary32
+    value (the low 16 bits cleared), in 32-bit integer operations."""
+    if not (isinstance(x, types.Float) and x.bitwidth == 32 and isinstance(mode, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        r = _bf16_round_i32(builder, *args)
+        r = builder.and_(r, ir.Constant(ir.IntType(32), 0xFFFF0000 - (1 << 32)))
+        return builder.bitcast(r, ir.FloatType())
+    return types.float32(x, mode), codegen
+
+
+_F16_MIN_NORMAL = np.float32(2.0 ** -14)
+_BF16_MIN_NORMAL = np.float32(2.0 ** -126)
+#: the smallest normals scaled by the exact powers of two that the unbounded tininess test
+#: multiplies with (2**10 for f16, 2**64 for bf16)
+_F16_SCALE, _F16_MIN_SCALED = np.float32(2.0 ** 10), np.float32(2.0 ** -4)
+_BF16_SCALE, _BF16_MIN_SCALED = np.float32(2.0 ** 64), np.float32(2.0 ** -62)
 
 
 @njit
@@ -152,18 +211,30 @@ def round_pack32(v, EBITS, mode, flush_tiny):
     bits dropped, so its rounding is integer arithmetic on the bits (``_bf16_bits_from_f32``).
     The sign and the magnitude are read off the 16-bit result, the NaN and tininess tests are
     float comparisons: everything stays in 32-bit or narrower vector lanes.
+    ``flush_tiny`` is ``round_pack``'s (TINY_*).  Unbounded tininess: ``v`` times 2**10 (f16)
+    or 2**64 (bf16) is exact and puts the binade below the smallest normal inside the normal
+    range of the target, where rounding it to the target is rounding to P bits unbounded; ``v``
+    is tiny when that is below the smallest normal times the same power.  (Rounding a
+    round-to-odd proxy at 24 bits again to 11 or 8 is the exact value's rounding.)  The f16
+    case rounds to nearest, as the whole f16 path does: kernels.fast_ok admits only .rn f16.
     Returns ``(magnitude_bits, sign, is_nan)``.
     """
     if EBITS == 5:
         h = _f16_bits_from_f32(v)
-        tiny = abs(v) < np.float32(6.103515625e-05)          # 2**-14, smallest normal f16
+        if flush_tiny == TINY_UNBOUNDED:
+            tiny = abs(_f16_round_f32(v * _F16_SCALE)) < _F16_MIN_SCALED
+        else:
+            tiny = abs(v) < _F16_MIN_NORMAL
     else:
         h = _bf16_bits_from_f32(v, mode)
-        tiny = abs(v) < np.float32(1.1754943508222875e-38)   # 2**-126
+        if flush_tiny == TINY_UNBOUNDED:
+            tiny = abs(_bf16_round_f32(v * _BF16_SCALE, mode)) < _BF16_MIN_SCALED
+        else:
+            tiny = abs(v) < _BF16_MIN_NORMAL
     sign = (h >> 15) & 1
     r = h & 0x7FFF
     is_nan = v != v
-    if flush_tiny:
+    if flush_tiny != TINY_AFTER:
         r = 0 if tiny else r
     r = 0 if is_nan else r
     return r, sign, is_nan

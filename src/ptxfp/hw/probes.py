@@ -8,11 +8,13 @@ A probe whose settings all predict the same bits decides nothing and is not buil
 Families (``probes()`` builds them all from the instruction table):
 
 - ``nan/<form>``: NaN inputs with payloads, negative and signalling NaNs, and NaNs made from
-  non-NaN inputs (inf - inf, 0 * inf) -> ``canonical_nan16`` / ``canonical_nan32``.
+  non-NaN inputs (inf - inf, 0 * inf) -> the canonical NaN field of the form's result format:
+  ``canonical_nan_f16`` (f16 forms, cvt to f16), ``canonical_nan_bf16`` (bf16 forms, cvt to
+  bf16), ``canonical_nan_f32`` (mixed forms).
 - ``ftz-tininess/<form>``: products whose exact value is below the smallest normal but round up
-  to it -> ``ftz_tininess``; one input (exactly 2**-14 - 2**-25) also tells the model's
-  "after rounding" (the rounded result is compared) from IEEE's (rounding to the precision with
-  an unbounded exponent), which the Policy cannot express.
+  to it -> ``ftz_tininess``; one input (exactly 2**-14 - 2**-25) also tells "after rounding"
+  (the result rounded into the format is compared) from IEEE's "after rounding" (rounding to
+  the precision with an unbounded exponent, ``after_rounding_unbounded``).
 - ``sat-minus-zero/<form>``, ``relu-minus-zero/<form>``: exact -0.0 results (x + -x under .rm,
   -1 * +0, tiny negative products) -> ``sat_minus_zero_to_plus`` / ``relu_minus_zero_to_plus``.
 - ``oob-sign-c/<form>``: 0xFFF7 in a or b, 0x7FF7 and 0xFFF7 in c -> the grid of
@@ -239,10 +241,10 @@ def _nan_probe(s):
     else:
         vecs += [(0, inf, _ONE[last]), (inf, _ONE[fmts[1]], _INF[last] | _MZERO[last])]
     vecs = _lanes(ins, vecs)
-    fld = "canonical_nan32" if ins.result_format == "f32" else "canonical_nan16"
+    fld = policy.NAN_FIELDS[ins.result_format]
     cur = getattr(policy.current(), fld)
     values = [cur] + [v for v in _NAN_FMT_VALUES[ins.result_format] if v != cur]
-    width = 8 if fld == "canonical_nan32" else 4
+    width = 8 if ins.result_format == "f32" else 4
     settings = tuple(Setting("0x%0*X" % (width, v), ((fld, v),)) for v in values)
     return Probe(f"nan/{ins}", (fld,),
                  f"Which NaN does {ins} return for NaN inputs (payloads, negative, signalling) "
@@ -257,7 +259,8 @@ def _words(vs):
 #: rounding up to it under every reading of "after rounding"
 _FTZ_UP = ((0x21A8, 0x1DA8), (0x1DA8, 0x21A8))
 #: exactly 2**-14 - 2**-25: rounds (ties-to-even on the subnormal grid) to 2**-14, but is tiny
-#: under IEEE's "after rounding" (it fits in 11 bits with an unbounded exponent)
+#: under IEEE's "after rounding" (it fits in 11 bits with an unbounded exponent, so it stays
+#: below 2**-14): only TININESS_AFTER keeps it
 _FTZ_IEEE = (0x3BFF, 0x0400)
 
 
@@ -269,23 +272,7 @@ def _ftz_probe(s):
     if ins.opcode == "fma":
         base = [v + (0,) for v in base] + [v + (0x8000,) for v in base[:2]]
     vecs = _lanes(ins, base)
-    ieee_at = [i for i, v in enumerate(vecs)
-               if any(((x >> (16 * l)) & 0xFFFF, (y >> (16 * l)) & 0xFFFF) == _FTZ_IEEE
-                      for l in range(ins.lanes) for x, y in [v[:2]])]
-
-    def ieee_after(probe):
-        # the after-rounding prediction, with the 2**-14 - 2**-25 lanes flushed as before-rounding
-        after = probe.predict(probe.settings[0])
-        before = probe.predict(probe.settings[1])
-        out = after.copy()
-        out[ieee_at] = before[ieee_at]
-        return out
-
-    settings = (
-        Setting("after_rounding", (("ftz_tininess", policy.TININESS_AFTER),)),
-        Setting("before_rounding", (("ftz_tininess", policy.TININESS_BEFORE),)),
-        Setting("IEEE after rounding (unbounded exponent; not in Policy)", (), ieee_after),
-    )
+    settings = tuple(Setting(v, (("ftz_tininess", v),)) for v in policy.TININESS)
     return Probe(f"ftz-tininess/{ins}", ("ftz_tininess",),
                  f"Does {ins} flush an exact result below 2^-14 that rounds up to 2^-14?",
                  str(ins), _words(vecs), settings)
@@ -409,7 +396,7 @@ def _cvt_nan_probe(s):
     vecs = []
     for nan in _NANS["f32"]:
         vecs += [(nan,)] if ins.lanes == 1 else [(nan, one), (one, nan)]
-    fld = "canonical_nan16"
+    fld = policy.NAN_FIELDS[ins.result_format]
     cur = getattr(policy.current(), fld)
     values = [cur] + [v for v in _NAN_FMT_VALUES[ins.result_format] if v != cur]
     return Probe(f"nan/{ins}", (fld,),
@@ -594,9 +581,9 @@ def run_probe(runner, probe):
 
 
 def _fmt_value(fld, v):
-    if fld == "canonical_nan16":
+    if fld in (policy.NAN_FIELDS["f16"], policy.NAN_FIELDS["bf16"]):
         return "0x%04X" % v
-    if fld == "canonical_nan32":
+    if fld == policy.NAN_FIELDS["f32"]:
         return "0x%08X" % v
     return repr(v)
 

@@ -392,7 +392,7 @@ def _imm_bits(op, typ, ins):
             from ..kernels import round_f64_array
             from ..policy import current
             x = np.array([op.value], np.uint64).view(np.float64)
-            nan = current().canonical_nan32 if typ == "f32" else current().canonical_nan16
+            nan = current().canonical_nan(typ)
             return int(round_f64_array(x, _FLOAT_CODES[typ], nan)[0])
         if typ == "f64":
             return op.value
