@@ -256,6 +256,14 @@ def test_policy_fields_are_one_switch_per_question():
         assert ptxfp.Policy(ftz_tininess=t).ftz_tininess == t
     with pytest.raises(ValueError, match="after_rounding_unbounded"):
         ptxfp.Policy(ftz_tininess="ieee")
+    assert ptxfp.policy.WIDEN_NAN == ("canonical", "payload", "quiet")
+    for w in ptxfp.policy.WIDEN_NAN:
+        assert ptxfp.Policy(widen_nan=w).widen_nan == w
+    with pytest.raises(ValueError, match="'quiet'"):
+        ptxfp.Policy(widen_nan="ieee")
+    with pytest.raises(ValueError, match="widen_nan"):
+        with ptxfp.policy.using(widen_nan="quieted"):
+            pass
 
 
 def test_policy_nan_shorthands_and_per_format_fields():

@@ -110,6 +110,15 @@ def o_cvt(form, a):
         if not form.narrowing and pol.widen_nan == "payload":
             _, seb, sfb = FMT[src]
             return (s << 31) | 0x7F800000 | ((a & ((1 << sfb) - 1)) << (23 - sfb))
+        if not form.narrowing and pol.widen_nan == "quiet":
+            # IEEE 754-2019: the fraction's first bit is the quiet bit (§6.2.1), the rest is
+            # the payload; the conversion delivers a quiet NaN (§6.2, §7.2) with the input's
+            # payload (§6.2.3), the payload's bits staying at the top of the fraction.
+            _, seb, sfb = FMT[src]
+            dwidth, deb, dfb = FMT["f32"]
+            payload = a & ((1 << (sfb - 1)) - 1)          # below the quiet bit
+            return ((s << (dwidth - 1)) | (((1 << deb) - 1) << dfb) | (1 << (dfb - 1))
+                    | (payload << (dfb - sfb)))
         # one canonical NaN per result format
         return {"f16": pol.canonical_nan_f16, "bf16": pol.canonical_nan_bf16,
                 "f32": pol.canonical_nan_f32}[dst]
@@ -307,6 +316,72 @@ def test_nan_policy_flips_against_mpfr(flip):
         for s in WIDEN:
             a = inputs16()[0x7F00:0x8100]
             _check(s, [a], convert(s, a))
+
+
+#: widening a NaN, worked by hand from the layouts (f16 s|5|10, bf16 s|8|7, f32 s|8|23; the
+#: first fraction bit is the quiet bit, IEEE 754-2019 §6.2.1) as policy.py defines the readings:
+#: "payload" = s << 31 | 0x7F800000 | F << (23 - AM), "quiet" = the same | 0x00400000.
+#:   f16 0x7C01: s 0, F 0x001 (signalling, payload 1); F << 13 = 0x00002000
+#:   f16 0xFC01: s 1, F 0x001 (signalling, payload 1); 0x80000000 | 0x7F800000 | 0x00002000
+#:   f16 0x7E00: s 0, F 0x200 (quiet, payload 0);      F << 13 = 0x00400000, the quiet bit
+#:   bf16 0x7F81: s 0, F 0x01 (signalling, payload 1); F << 16 = 0x00010000
+#:   bf16 0xFFC1: s 1, F 0x41 (quiet, payload 1);      F << 16 = 0x00410000
+WIDEN_NAN_TABLE = [  # (source type, input, "payload" bits, "quiet" bits)
+    ("f16", 0x7C01, 0x7F802000, 0x7FC02000),
+    ("f16", 0xFC01, 0xFF802000, 0xFFC02000),
+    ("f16", 0x7E00, 0x7FC00000, 0x7FC00000),
+    ("bf16", 0x7F81, 0x7F810000, 0x7FC10000),
+    ("bf16", 0xFFC1, 0xFFC10000, 0xFFC10000),
+]
+
+
+def _nans16(atype):
+    """Every NaN pattern of the 16-bit format, both signs, signalling and quiet."""
+    inf = 0x7C00 if atype == "f16" else 0x7F80
+    pos = np.arange(inf + 1, 0x8000, dtype=np.uint32)
+    return np.concatenate([pos, pos | 0x8000]).astype(np.uint16)
+
+
+@pytest.mark.parametrize("spelling", WIDEN)
+def test_widen_nan_quiet_against_mpfr(spelling):
+    """widen_nan="quiet" (IEEE's conversion) on every widening form: the hand-worked table,
+    then every NaN of the source format (signalling and quiet, both signs) and its
+    neighbours against the oracle here, which builds the quiet NaN with its own code."""
+    ins = parse_cvt(spelling)
+    with policy.using(widen_nan="quiet"):
+        for atype, h, payload_bits, quiet_bits in WIDEN_NAN_TABLE:
+            if atype != ins.atype:
+                continue
+            want = 0 if ins.sat else quiet_bits              # .sat: NaN -> +0.0
+            assert convert(spelling, h) == want, (spelling, hex(h))
+            assert oracle(spelling, h) == want, (spelling, hex(h))
+        a = _nans16(ins.atype)
+        got = convert(spelling, a)
+        _check(spelling, [a], got)
+        nan = ((got & 0x7FFFFFFF) > 0x7F800000)
+        if ins.sat:
+            assert not nan.any() and not got.any()
+        else:
+            assert nan.all() and (got & 0x00400000).all()    # every one quiet
+            # the payload survives: back to the 16-bit fraction below the quiet bit
+            am = 10 if ins.atype == "f16" else 7
+            assert np.array_equal((got >> (23 - am)) & ((1 << (am - 1)) - 1),
+                                  a & ((1 << (am - 1)) - 1))
+            assert np.array_equal(got >> 31, a >> 15)
+        edges = inputs16()[0x7B00:0x8100]
+        edges = np.concatenate([edges, edges | 0x8000]).astype(np.uint16)
+        _check(spelling, [edges], convert(spelling, edges))
+
+
+def test_widen_nan_three_readings_by_hand():
+    """The table above under each reading; a signalling NaN tells all three apart."""
+    for atype, h, payload_bits, quiet_bits in WIDEN_NAN_TABLE:
+        s = f"cvt.f32.{atype}"
+        for setting, want in (("canonical", ptxfp.POLICY.canonical_nan_f32),
+                              ("payload", payload_bits), ("quiet", quiet_bits)):
+            with policy.using(widen_nan=setting):
+                assert convert(s, h) == want, (s, hex(h), setting)
+                assert oracle(s, h) == want, (s, hex(h), setting)
 
 
 @pytest.mark.parametrize("flip", [dict(sat_minus_zero_to_plus=False),

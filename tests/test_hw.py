@@ -492,14 +492,37 @@ def test_the_settings_of_each_probe_predict_different_bits():
         "ignores_sign=False, tests_c=True": [0, nan, nan, 0, nan],
     }
     widen = {k: v.tolist() for k, v in ps["widen-nan/cvt.f32.bf16"].predictions().items()}
+    assert list(widen) == ["canonical", "payload", "quiet"]
     assert widen["payload"][:4] == [0x7FF60000, 0xFFF60000, 0x7F810000, 0xFF810000]
+    assert widen["quiet"][:4] == [0x7FF60000, 0xFFF60000, 0x7FC10000, 0xFFC10000]
     assert widen["canonical"][:4] == [policy.current().canonical_nan_f32] * 4
+    fwiden = {k: v.tolist() for k, v in ps["widen-nan/cvt.f32.f16"].predictions().items()}
+    assert fwiden["quiet"] == _WIDEN_F16_QUIET
+    assert fwiden["payload"][2:4] == [0x7F802000, 0xFF802000]      # signalling stays so
+    assert [s.changes for s in P._widen_probe("cvt.ftz.f32.bf16").settings] == [
+        (("widen_nan", w),) for w in ("canonical", "payload", "quiet")]
+    assert all(s.predictor is None for p in ps.values() if p.name.startswith("widen-nan/")
+               for s in p.settings)                  # every reading is a Policy value
     assert "widen-nan/cvt.sat.f32.f16" not in ps        # .sat: NaN -> +0.0, nothing to see
     csat = {k: v.tolist() for k, v in ps["sat-minus-zero/cvt.rn.sat.f16.f32"].predictions()
             .items()}
     assert csat == {"-0.0 -> +0.0": [0, 0, 0], "-0.0 stays -0.0": [0x8000] * 3}
     cnan = ps["nan/cvt.rz.relu.bf16x2.f32"].predictions()
     assert cnan["0x7FC0"].tolist()[0] == 0x7FC03F80     # a -> d[31:16], b -> d[15:0]
+
+
+#: cvt.f32.f16 of the widen-nan probe's inputs under widen_nan="quiet", worked by hand:
+#: s << 31 | 0x7F800000 | 0x00400000 | fraction << 13 for a NaN (f16 0x7FF6: fraction 0x3F6,
+#: << 13 = 0x7EC000), the exact f32 value otherwise
+_WIDEN_F16_QUIET = [
+    0x7FFEC000, 0xFFFEC000,        # 0x7FF6, 0xFFF6 (quiet, payload 0x1F6)
+    0x7FC02000, 0xFFC02000,        # 0x7C01, 0xFC01 (signalling, payload 1: quieted)
+    0x7FC00000, 0x7FCAA000,        # 0x7E00, 0x7E55 (fraction 0x255 << 13 = 0x4AA000)
+    0x7FFEE000, 0xFFFEE000,        # 0x7FF7, 0xFFF7
+    0x7FFFE000, 0xFFFFE000,        # 0x7FFF, 0xFFFF
+    0x33800000, 0xB3800000,        # +-2**-24
+    0x3F800000, 0x7F800000, 0,     # 1.0, +inf, +0
+]
 
 
 def _judge_as(probe, label):
@@ -531,6 +554,27 @@ def test_judge_picks_the_setting_the_gpu_agrees_with():
     r = P.judge(o, m)
     assert r.matches == [] and r.nan_matches == ["ignores_sign=False, tests_c=True"]
     assert r.decided == {"oob_ignores_sign": False, "oob_tests_c": True}
+
+
+def test_widen_nan_probe_decides_the_quiet_reading():
+    """A GPU that quiets signalling NaNs and keeps payloads (IEEE) is the Policy value
+    widen_nan="quiet", judged from hand-worked bits, not from ptxfp's own prediction."""
+    p = P._widen_probe("cvt.f32.f16")
+    r = P.judge(p, np.array(_WIDEN_F16_QUIET, np.uint32))
+    assert r.matches == ["quiet"] and r.verdict == "quiet"
+    assert r.decided == {"widen_nan": "quiet"}
+    assert r.agrees is (policy.current().widen_nan == "quiet")
+    ans = {x["field"]: x for x in P.policy_answers([r])}
+    assert ans["widen_nan"]["measured"] == repr("quiet")
+    assert ans["widen_nan"]["status"] == ("confirmed" if policy.current().widen_nan == "quiet"
+                                          else "contradicted")
+    # a payload-keeping GPU that leaves signalling NaNs signalling is the other reading
+    pay = list(_WIDEN_F16_QUIET)
+    pay[2:4] = [0x7F802000, 0xFF802000]
+    assert P.judge(p, np.array(pay, np.uint32)).decided == {"widen_nan": "payload"}
+    # and under the flipped policy the model agrees with that GPU
+    with policy.using(widen_nan="quiet"):
+        assert P.judge(p, np.array(_WIDEN_F16_QUIET, np.uint32)).agrees is True
 
 
 def test_policy_answers_confirm_contradict_or_split():

@@ -234,6 +234,30 @@ def test_nan_switch_per_format_in_programs():
         assert [int(r[k][0]) for k in regs] == want, changes
 
 
+def test_widen_nan_policy_reaches_cvt_in_programs():
+    """The interpreter's widening cvt follows policy.widen_nan (hand-worked bits: policy.py);
+    the mixed forms' NaN result stays canonical_nan_f32 under every reading."""
+    text = """
+    cvt.f32.f16 w, h;
+    cvt.f32.bf16 v, b;
+    add.rn.f32.f16 m, h, f;
+    """
+    inputs = {"h": np.array([0x7C01, 0xFC01, 0x7E00], np.uint16),
+              "b": np.array([0x7F81, 0xFFC1, 0x7F81], np.uint16), "f": 0x3F800000}
+    canon = ptxfp.POLICY.canonical_nan_f32
+    for setting, w, v in (
+            ("canonical", [canon] * 3, [canon] * 3),
+            ("payload", [0x7F802000, 0xFF802000, 0x7FC00000],
+             [0x7F810000, 0xFFC10000, 0x7F810000]),
+            ("quiet", [0x7FC02000, 0xFFC02000, 0x7FC00000],
+             [0x7FC10000, 0xFFC10000, 0x7FC10000])):
+        with ptxfp.policy.using(widen_nan=setting):
+            r = ptxfp.run(text, inputs)
+        assert [int(x) for x in r["w"]] == w, setting
+        assert [int(x) for x in r["v"]] == v, setting
+        assert [int(x) for x in r["m"]] == [canon] * 3, setting
+
+
 # --- plumbing ---------------------------------------------------------------------------------
 
 def test_mov_pack_unpack_and_immediates():

@@ -26,7 +26,8 @@ The rules, with their sources, are in docs/semantics.md ("cvt"); in short:
   rounded result becomes the largest finite of its sign";
 - NaN results are the canonical NaN of the destination format (``policy.canonical_nan_f16``
   or ``canonical_nan_bf16``); a widened NaN follows ``policy.widen_nan`` ("canonical" ->
-  ``canonical_nan_f32``, "payload" -> sign and payload shifted into place).
+  ``canonical_nan_f32``, "payload" -> sign and fraction shifted into place, "quiet" -> the
+  same with the quiet bit set, IEEE 754's conversion; policy.py defines the three).
 
 Like every other form, the work is done on bit patterns in Numba kernels that call the one
 rounding core; no NumPy float cast rounds anything here.
@@ -247,7 +248,9 @@ def _make_kernels(SOURCE_KEY):
             out[i] = r
         kernels._fpenv_leave(env)
 
-    def widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, payload, nan_bits):
+    def widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, nan_mode, nan_bits):
+        # nan_mode: the index of policy.widen_nan in policy.WIDEN_NAN (0 canonical, 1 payload,
+        # 2 quiet)
         if SOURCE_KEY < 0:
             return
         env = kernels._fpenv_enter()
@@ -257,9 +260,11 @@ def _make_kernels(SOURCE_KEY):
             mag, sign, is_nan = round_pack(x, 24, -126, 127, RN, TINY_AFTER)
             bits = nvidia.finish(mag, sign, is_nan, 24, 32, _F32_ONE, False, sat, False, sat_mz,
                                  False, nan_bits)
-            if payload and is_nan and not sat:
+            if nan_mode != 0 and is_nan and not sat:
                 s = (h >> (AE + AM)) & 1
                 bits = (s << 31) | 0x7F800000 | ((h & ((np.int64(1) << AM) - 1)) << (23 - AM))
+                if nan_mode == 2:
+                    bits |= 0x00400000              # the quiet bit (f32 fraction bit 22)
             out[i] = bits
         kernels._fpenv_leave(env)
 
@@ -309,15 +314,12 @@ def convert(spelling, *operands):
                     pol.canonical_nan(ins.dtype))
             _run(_narrow_kernel, a, b, out, args)
         else:
-            if pol.widen_nan not in ("canonical", "payload"):
-                raise ValueError(f"policy.widen_nan must be 'canonical' or 'payload', got "
-                                 f"{pol.widen_nan!r}")
             f = _LANE[ins.atype]
             # .ftz touches only f32 subnormal results: bf16 subnormals; every f16 is an f32
             # normal (or zero), so cvt.ftz.f32.f16 equals cvt.f32.f16.
             args = (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
                     pol.sat_minus_zero_to_plus,
-                    pol.widen_nan == "payload", pol.canonical_nan_f32)
+                    policy.WIDEN_NAN.index(pol.widen_nan), pol.canonical_nan_f32)
             _run(_widen_kernel, a, b, out, args)
     out = out.reshape(shape)
     return int(out) if scalar else out

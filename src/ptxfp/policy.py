@@ -25,6 +25,29 @@ TININESS_BEFORE = "before_rounding"
 TININESS_AFTER_IEEE = "after_rounding_unbounded"
 TININESS = (TININESS_AFTER, TININESS_BEFORE, TININESS_AFTER_IEEE)
 
+#: widening cvt.f32.f16 / cvt.f32.bf16 of a NaN, the three readings (docs/semantics.md,
+#: "Policies").  Layouts: f16 is s|5-bit exponent|10-bit fraction, bf16 s|8|7, f32 s|8|23; a
+#: NaN has an all-ones exponent and a nonzero fraction; by IEEE 754-2019 §6.2.1 the first
+#: (most significant) fraction bit is the quiet bit (1 quiet, 0 signalling), the other fraction
+#: bits are the payload.  With s the sign and F the source fraction (AM = 10 or 7 bits):
+#: ... the f32 result is canonical_nan_f32, whatever the input NaN;
+WIDEN_CANONICAL = "canonical"
+#: ... s << 31 | 0x7F800000 | F << (23 - AM): the bits widened exactly, quiet bit included (a
+#: signalling NaN stays signalling; bf16 gives its bits << 16);
+WIDEN_PAYLOAD = "payload"
+#: ... s << 31 | 0x7F800000 | F << (23 - AM) | 0x00400000: IEEE 754-2019's conversion.
+#: convertFormat is a general-computational operation (§5.4.2); on a signalling NaN it signals
+#: invalid and delivers a quiet NaN (§6.2, §7.2); and an operation with one NaN input should
+#: give a NaN with that input's payload where the destination can hold it (§6.2.3; f32's 22
+#: payload bits hold f16's 9 and bf16's 6).  The payload keeps its place at the top of the
+#: fraction (so that converting back finds it, §6.2.3's narrow-wide-narrow rule; x86's
+#: VCVTPH2PS does the same, and for bf16 it is the bits << 16).  So sign and payload are kept
+#: and the quiet bit, f32 bit 22, is set: f16 0x7C01 -> 0x7FC02000, 0xFC01 -> 0xFFC02000,
+#: 0x7E00 -> 0x7FC00000; bf16 0x7F81 -> 0x7FC10000, 0xFFC1 -> 0xFFC10000.  A quiet input
+#: gives the same bits as WIDEN_PAYLOAD; a signalling one differs by bit 22.
+WIDEN_QUIET = "quiet"
+WIDEN_NAN = (WIDEN_CANONICAL, WIDEN_PAYLOAD, WIDEN_QUIET)
+
 #: the canonical-NaN field of each result format
 NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32"}
 #: old names accepted by ``using``/``changed``: shorthand -> the fields it sets
@@ -56,14 +79,18 @@ class Policy:
     oob_ignores_sign: bool = True
     #: .oob: is operand c tested for the OOB-NaN as well as a and b?
     oob_tests_c: bool = False
-    #: cvt.f32.f16 / cvt.f32.bf16 of a NaN: "canonical" gives canonical_nan_f32; "payload"
-    #: widens the bits exactly (sign and payload kept, shifted into place; for bf16 that is
-    #: bits << 16).  The manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
-    widen_nan: str = "canonical"
+    #: cvt.f32.f16 / cvt.f32.bf16 of a NaN (WIDEN_NAN above): WIDEN_CANONICAL gives
+    #: canonical_nan_f32; WIDEN_PAYLOAD widens the bits exactly (sign and fraction shifted into
+    #: place; for bf16 that is bits << 16; a signalling NaN stays signalling); WIDEN_QUIET is
+    #: IEEE's conversion (sign and payload kept, shifted into place, the quiet bit set).  The
+    #: manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
+    widen_nan: str = WIDEN_CANONICAL
 
     def __post_init__(self):
         if self.ftz_tininess not in TININESS:
             raise ValueError("ftz_tininess must be one of " + ", ".join(map(repr, TININESS)))
+        if self.widen_nan not in WIDEN_NAN:
+            raise ValueError("widen_nan must be one of " + ", ".join(map(repr, WIDEN_NAN)))
 
     def canonical_nan(self, fmt):
         """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed

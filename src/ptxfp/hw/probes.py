@@ -21,7 +21,9 @@ Families (``probes()`` builds them all from the instruction table):
   ``oob_ignores_sign`` x ``oob_tests_c``.
 - ``oob-other-nans/<form>``: other NaNs in a and b (fixed rule: only the OOB-NaN clamps).
 - ``widen-nan/cvt.f32.f16``, ``widen-nan/cvt.f32.bf16``: the f16/bf16 -> f32 widening of the
-  mixed forms on NaN payloads (what the decomposed kernels feed their .f32 operation).
+  mixed forms on NaN payloads (what the decomposed kernels feed their .f32 operation) ->
+  ``widen_nan``: canonical NaN, the bits widened exactly, or IEEE's quieted payload (the
+  signalling NaNs among the inputs tell the last two apart).
 """
 
 from dataclasses import asdict, dataclass, field, fields as dc_fields
@@ -32,7 +34,7 @@ from .. import policy
 from ..execute import execute
 from .forms import all_spellings, is_cvt, model as form_model, parse_form as parse, result_width
 from .kernels import kernel_for
-from .runner import KernelError, model_widen
+from .runner import KernelError
 
 # ---- the model on a few vectors, whatever the policy (one compiled lane, no per-form build) --
 
@@ -369,22 +371,10 @@ def _widen_probe(s):
     atype = ins.operand_formats[0]
     vals = (_NANS[atype][:6] + (0x7FF7, 0xFFF7, 0x7FFF, 0xFFFF) +
             (0x0001, 0x8001, _ONE[atype], _INF[atype], 0))
-    ieee = Setting("payload kept, quiet bit set (IEEE; not in Policy)", (),
-                   lambda p: _ieee_widen(p, atype))
-    settings = (Setting("canonical", (("widen_nan", "canonical"),)),
-                Setting("payload", (("widen_nan", "payload"),)), ieee)
+    settings = tuple(Setting(v, (("widen_nan", v),)) for v in policy.WIDEN_NAN)
     return Probe(f"widen-nan/{ins}", ("widen_nan",),
                  f"What does the exact widening {ins} (as in the mixed forms' decomposition) "
                  "do to NaN payloads?", str(ins), tuple((v,) for v in vals), settings)
-
-
-def _ieee_widen(probe, atype):
-    # the payload reading with the quiet bit set; non-NaN results as ptxfp has them (.ftz/.sat)
-    ops = probe.operands()["a"]
-    out = probe.current().astype(np.uint32)
-    ieee = model_widen(atype, ops)
-    nan = (ieee & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    return np.where(nan, ieee, out)
 
 
 _F32_TINY_NEG = 0xB2800000          #: -2**-26: rounds to -0.0 in f16 and bf16 (.rn, .rz)

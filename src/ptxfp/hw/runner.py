@@ -377,25 +377,6 @@ class InterpRunner(Runner):
         return mem[addr["d"]:addr["d"] + out.nbytes].view(out.dtype).copy()
 
 
-def model_widen(atype, a, quiet=True):
-    """cvt.f32.{f16,bf16} as IEEE widening: exact, NaN payloads kept (and quieted)."""
-    a = np.asarray(a).astype(np.uint32)
-    if atype == "bf16":
-        out = a << np.uint32(16)
-        nan = (out & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    else:
-        with np.errstate(invalid="ignore"):
-            out = a.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32).copy()
-        nan = ((a & np.uint32(0x7C00)) == np.uint32(0x7C00)) & ((a & np.uint32(0x3FF)) != 0)
-        # payload kept: sign, all-ones exponent, fraction shifted up by 13
-        payload = ((a & np.uint32(0x8000)) << np.uint32(16)) | np.uint32(0x7F800000) | \
-            ((a & np.uint32(0x3FF)) << np.uint32(13))
-        out = np.where(nan, payload, out)
-    if quiet:
-        out = np.where(nan, out | np.uint32(0x00400000), out)
-    return out.astype(np.uint32)
-
-
 def _one_line(exc):
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
