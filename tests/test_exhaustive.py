@@ -59,7 +59,7 @@ def _chunk(job):
         r = _UFUNC[op](a.view(np.float16), b.view(np.float16))
     want = r.view(np.uint16).copy()
     nan = np.isnan(r)
-    want[nan] = ptxfp.POLICY.canonical_nan16
+    want[nan] = ptxfp.POLICY.canonical_nan_f16
     bad = np.nonzero(got != want)[0]
     mag = want & 0x7FFF
     examples = [(int(a[i]), int(b[i]), int(got[i]), int(want[i])) for i in bad[:4]]
@@ -113,7 +113,7 @@ def test_exhaustive_f16(op):
 #: The policy flips the .ftz/.sat forms are swept under a second time (every field the
 #: two-operand 16-bit forms read: tininess of .ftz, -0 under .sat, the canonical NaN).
 DIFF_FLIP = dict(ftz_tininess="before_rounding", sat_minus_zero_to_plus=False,
-                 canonical_nan16=0x7E00)
+                 canonical_nan_f16=0x7E00, canonical_nan_bf16=0x7E00)
 
 
 def diff_forms():
@@ -238,7 +238,7 @@ RANDOM_CHUNK = 1 << 22
 
 #: The policy the forms with .ftz, .sat, .relu or .oob are swept under a second time: every
 #: policy field these forms read, flipped.
-RANDOM_FLIP = dict(DIFF_FLIP, relu_minus_zero_to_plus=False, canonical_nan32=0x7FC00000,
+RANDOM_FLIP = dict(DIFF_FLIP, relu_minus_zero_to_plus=False, canonical_nan_f32=0x7FC00000,
                    oob_ignores_sign=False, oob_tests_c=True)
 
 
