@@ -304,6 +304,8 @@ def bench_scaling(args, res):
                   f"  x{row['speedup']:.2f}  (other processes: "
                   f"{'?' if others is None else f'{100 * others:.0f}%'} of the CPUs)", flush=True)
     res["scaling"] = {"cores": kernels._threads(), "parallel_min": kernels.PARALLEL_MIN,
+                      "parallel_min_fast": getattr(kernels, "PARALLEL_MIN_FAST", None),
+                      "parallel_min_light": getattr(kernels, "PARALLEL_MIN_LIGHT", None),
                       "chunks_per_thread": kernels.CHUNKS_PER_THREAD, "rows": rows}
 
 
@@ -443,7 +445,10 @@ def report(res):
         sizes = sorted({r["n"] for r in sc["rows"]})
         lines.append(f"All {sc['cores']} cores against one thread (wall clock; speed-up, and "
                      f"Me/s with all cores; [x%]: share of the CPUs other processes used "
-                     f"meanwhile, where 10% or more), PARALLEL_MIN = {sc['parallel_min']:,}.\n")
+                     f"meanwhile, where 10% or more); split from {sc['parallel_min']:,} lanes"
+                     + (f" ({sc['parallel_min_fast']:,} for the fast lane's kernels, "
+                        f"{sc['parallel_min_light']:,} for its add/sub/mul)"
+                        if sc.get("parallel_min_fast") else "") + ".\n")
         lines.append("| form | " + " | ".join(f"{n:,}" for n in sizes) + " |")
         lines.append("|---|" + "---|" * len(sizes))
         for f in forms:

@@ -423,20 +423,24 @@ def kernel_for(spec):
                 if k is None:
                     fast = FAST and fast_ok(one)
                     k = _kernels[one] = _build32(one) if fast else _build(one)
-                    if fast and one.op != OP_FMA and one.c_fmt == one.lane_fmt:
-                        _parallel_min[one] = PARALLEL_MIN_LIGHT
+                    if fast:
+                        light = one.op != OP_FMA and one.c_fmt == one.lane_fmt
+                        _parallel_min[one] = PARALLEL_MIN_LIGHT if light else PARALLEL_MIN_FAST
                 _kernels[spec] = k
                 _parallel_min[spec] = _parallel_min.get(one, PARALLEL_MIN)
     return k
 
 
 #: Arrays of at least this many lanes are split over threads (the kernels release the GIL).
-#: Below it, waking a worker (about 45 us here) costs the fastest forms more than it saves
-#: (see docs/performance.md, "All cores").
+#: Below it, waking a worker (about 45 us here, more when its core has gone idle) costs more
+#: than it saves (see docs/performance.md, "All cores").  This is the float64 lane's threshold.
 PARALLEL_MIN = 1 << 19
-#: The same for the lightest kernels (add/sub/mul on the fast lane, ~10 G lanes/s in cache
-#: here): half a million lanes take them under 0.1 ms, about twice the wake-up.
-PARALLEL_MIN_LIGHT = 1 << 21
+#: The same for the fast lane's kernels, which do a million lanes in 0.2 to 0.5 ms: split at
+#: 1M elements they ran 0.76x to 0.89x of one thread when calls alternate with other work.
+PARALLEL_MIN_FAST = 1 << 22
+#: The same for the lightest of them (add/sub/mul, ~10 G lanes/s in cache here, and bound by
+#: memory bandwidth beyond it): split at 3M elements they ran 0.88x.
+PARALLEL_MIN_LIGHT = 1 << 23
 #: spec -> its threshold (PARALLEL_MIN unless set by kernel_for)
 _parallel_min = {}
 #: Most pieces per thread when splitting: many, so that the last piece (the time one thread
