@@ -28,7 +28,6 @@ Exits 0 with a message (doing nothing) if ptxas cannot be found.
 from __future__ import annotations
 
 import argparse
-import datetime
 import itertools
 import json
 import os
