@@ -52,9 +52,19 @@ def _mxcsr_call(builder, name, slot):
 _MXCSR_RC = {RN: 0, RZ: 3, RM: 1, RP: 2}
 
 
+#: MXCSR sticky flags of overflow (OE) and underflow (UE, set only for a tiny inexact result
+#: while underflow is masked): which the fast lane's bf16 fma reads per block.
+_MXCSR_OE_UE = 0x18
+
+
 @intrinsic
 def _fpenv_set(typingctx, csr):
-    """Load ``csr`` into the thread's SSE control register; return the old value."""
+    """Load ``csr`` into the thread's SSE control register; return the old value (with the
+    exception flags raised since the last load).
+
+    An empty inline-assembly statement that clobbers memory comes first, so that the compiler
+    keeps the computations and stores written before the call before it: their flags are
+    then in the value returned."""
     if not isinstance(csr, types.Integer):
         return None
 
@@ -62,6 +72,9 @@ def _fpenv_set(typingctx, csr):
         slot = cgutils.alloca_once(builder, ir.IntType(32))
         if not _X86:
             return ir.Constant(ir.IntType(32), 0)
+        fence = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), "", "~{memory}",
+                             side_effect=True)
+        builder.call(fence, [])
         _mxcsr_call(builder, "llvm.x86.sse.stmxcsr", slot)
         saved = builder.load(slot)
         v = args[0]
@@ -174,8 +187,10 @@ def _make_lane32(SOURCE_KEY):
       correctly rounded one (products are exact; a sum of two p-bit numbers rounded first to
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
     - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
-    - bf16 fma (any mode): the exact float64 product plus c rounded to odd at float64 and then
-      at binary32 (products of bf16 can leave binary32's range).
+    - bf16 fma (any mode): the binary32 product plus c rounded to odd at binary32; the few
+      lanes whose product is tiny and inexact or overflows (bf16 products can leave binary32's
+      range) raise the hardware's underflow/overflow flag, and are recomputed with the exact
+      float64 product, rounded to odd at float64 and then at binary32 (``SLOW``).
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
@@ -374,22 +389,24 @@ def _build32(spec):
                               ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign,
                               oob_c, nan_bits, False)[0]
         else:
-            # Blocks of BLOCK lanes: a vectorized pass that also ORs the lanes' redo flags, and
-            # only when one is set, a second pass over that block recomputing those lanes.
+            # Blocks of BLOCK lanes: a vectorized pass, then, only when the block raised the
+            # overflow or underflow flag, a second pass recomputing the lanes that ask for it.
+            # A lane needs redoing exactly when its binary32 product was tiny and inexact, or
+            # overflowed, or its sum overflowed (see lane32); no other operation of the pass
+            # can raise either flag (TwoSum's steps are exact, the rest is integer work), so
+            # the hardware's sticky flags answer for the whole block at no cost per lane.
             for s in range(0, o.size, BLOCK):
                 n = min(BLOCK, o.size - s)
                 ab = a[s:s + n]
                 bb = b[s:s + n]
                 cb = c[s:s + n]
                 ob = o[s:s + n]
-                any_redo = False
+                _fpenv_set(np.int32(CSR))              # clears the flags
                 for i in range(n):
-                    bits, redo = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
-                                        ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
-                                        relu_mz, oob_sign, oob_c, nan_bits, False)
-                    ob[i] = bits
-                    any_redo |= redo
-                if any_redo:
+                    ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
+                                   ONE, mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz,
+                                   oob_sign, oob_c, nan_bits, False)[0]
+                if _fpenv_set(np.int32(CSR)) & _MXCSR_OE_UE:
                     for i in range(n):
                         if lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE,
                                   mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz,
