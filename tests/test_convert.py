@@ -575,3 +575,38 @@ def test_ptxas_requirements():
         else:
             assert bad == set(range(len(ss))), \
                 (v, sm, [ss[i] for i in range(len(ss)) if i not in bad])
+
+
+# --- convert(..., out=) -------------------------------------------------------------------
+
+def test_convert_out_receives_the_result():
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(1000) * 100).astype(np.float32)
+    out = np.full(x.shape, 0x1234, np.uint16)
+    r = convert("cvt.rn.f16.f32", x.view(np.uint32), out=out)
+    assert r is out
+    # NumPy's float32 -> float16 conversion rounds once to nearest-even (finite inputs)
+    assert np.array_equal(out, x.astype(np.float16).view(np.uint16))
+
+
+def test_convert_out_overlapping_operand_is_read_first():
+    # f16 operands stored in the same buffer as the f32 destination, shifted by 4 bytes
+    buf = np.zeros(6, np.uint32)
+    halves = buf.view(np.uint16)[2:6]
+    halves[:] = np.array([1.0, -2.0, 0.5, 4.0], np.float16).view(np.uint16)
+    convert("cvt.f32.f16", halves, out=buf[0:4])
+    assert np.array_equal(buf[0:4].view(np.float32), np.array([1.0, -2.0, 0.5, 4.0], np.float32))
+    # packed narrowing from two strided views: a lands in d[31:16], b in d[15:0]
+    x = np.arange(1, 9, dtype=np.float32)
+    packed = np.zeros(4, np.uint32)
+    convert("cvt.rn.bf16x2.f32", x.view(np.uint32)[0::2], x.view(np.uint32)[1::2], out=packed)
+    hi = (x[0::2].view(np.uint32) >> 16).astype(np.uint32)  # small integers: bf16 exact
+    lo = (x[1::2].view(np.uint32) >> 16).astype(np.uint32)
+    assert np.array_equal(packed, (hi << 16) | lo)
+
+
+def test_convert_out_errors():
+    with pytest.raises(ptxfp.OperandError, match="dtype must be uint16"):
+        convert("cvt.rn.f16.f32", np.zeros(3, np.uint32), out=np.zeros(3, np.uint32))
+    with pytest.raises(ptxfp.OperandError, match="shape must be"):
+        convert("cvt.rn.f16.f32", np.zeros(3, np.uint32), out=np.zeros(4, np.uint16))

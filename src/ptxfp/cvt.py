@@ -284,7 +284,7 @@ def _width(fmt):
     return 16 if fmt in ("f16", "bf16") else 32
 
 
-def convert(spelling, *operands):
+def convert(spelling, *operands, out=None):
     """Run one cvt form on bit patterns.
 
     ``spelling`` is a cvt spelling (``"cvt.rn.relu.bf16x2.f32"``) or a parsed CvtInstruction.
@@ -292,9 +292,10 @@ def convert(spelling, *operands):
     scalar forms, ``(a, b)`` for .f16x2/.bf16x2 (a lands in d[31:16], b in d[15:0]).  Python
     ints or integer NumPy arrays, broadcast together: 32 bits for .f32 sources, 16 for
     .f16/.bf16 sources.  Returns uint16 (.f16/.bf16) or uint32 arrays, or a Python int when
-    every operand is a scalar.
+    every operand is a scalar.  ``out``: an array to write the result into, as in
+    ``ptxfp.execute``; it is returned.
     """
-    from .execute import as_bits, broadcast, check_count
+    from .execute import as_bits, broadcast, check_count, check_out, unalias
     ins = spelling if isinstance(spelling, CvtInstruction) else parse_cvt(spelling)
     names, fmts = ins.operand_names, ins.operand_formats
     check_count(ins.spelling, names, operands)
@@ -303,7 +304,13 @@ def convert(spelling, *operands):
     flat, shape, _, scalar = broadcast(ins.spelling, names, arrays)
     a = flat[0]
     b = flat[1] if len(flat) > 1 else a
-    out = np.empty(a.size, np.uint16 if ins.result_width == 16 else np.uint32)
+    dtype = np.uint16 if ins.result_width == 16 else np.uint32
+    given = out
+    if given is not None:
+        out = check_out(ins.spelling, given, dtype, shape)
+        a, b = unalias([a, b], out)
+    else:
+        out = np.empty(a.size, dtype)
     pol = policy.current()
     if a.size:
         if ins.narrowing:
@@ -321,5 +328,7 @@ def convert(spelling, *operands):
                     pol.sat_minus_zero_to_plus,
                     policy.WIDEN_NAN.index(pol.widen_nan), pol.canonical_nan_f32)
             _run(_widen_kernel, a, b, out, args)
+    if given is not None:
+        return given
     out = out.reshape(shape)
     return int(out) if scalar else out

@@ -191,29 +191,43 @@ def _execute_into(form, operands, out):
     ins = form.ins
     arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
     flat, shape, n, _ = broadcast(ins.spelling, form.names, arrays)
-    what = f"out of '{ins.spelling}'"
+    dst = check_out(ins.spelling, out, form.out_dtype, shape)
+    o = form.order
+    srcs = unalias([flat[o[0]], flat[o[1]], flat[o[2]]], dst)
+    if n:
+        spec, kernel = form.kernel()
+        kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
+    return out
+
+
+def check_out(spelling, out, dtype, shape):
+    """Raise OperandError unless ``out`` can take a result of ``dtype`` and ``shape``; return
+    it as a 1-D view."""
+    what = f"out of '{spelling}'"
     if not isinstance(out, np.ndarray):
         raise OperandError(f"{what}: must be a NumPy array, got {type(out).__name__}")
-    if out.dtype != form.out_dtype:
-        raise OperandError(f"{what}: dtype must be {form.out_dtype}, got {out.dtype}")
+    if out.dtype != dtype:
+        raise OperandError(f"{what}: dtype must be {np.dtype(dtype)}, got {out.dtype}")
     if out.shape != tuple(shape):
         raise OperandError(f"{what}: shape must be the operands' broadcast shape "
                            f"{tuple(shape)}, got {out.shape}")
     if not (out.flags.c_contiguous and out.flags.writeable):
         raise OperandError(f"{what}: must be C-contiguous and writeable")
-    dst = out.reshape(-1)
-    # Each lane reads its operands before its result is written, so an operand that is `out`
-    # itself is fine; one that overlaps it any other way is copied first.
-    o = form.order
-    srcs = [flat[o[0]], flat[o[1]], flat[o[2]]]
-    for i, x in enumerate(srcs):
+    return out.reshape(-1)
+
+
+def unalias(srcs, dst):
+    """The 1-D operand arrays, with any that overlaps ``dst`` other than as ``dst`` itself
+    copied first (each lane reads its operands before its result is written, so an operand
+    that is the destination is fine; a shifted overlap is not)."""
+    d0 = dst.__array_interface__["data"][0]
+    out = []
+    for x in srcs:
         if np.may_share_memory(x, dst) and not (
-                x.__array_interface__["data"][0] == dst.__array_interface__["data"][0]
-                and x.itemsize == dst.itemsize and x.size == dst.size):
-            srcs[i] = x.copy()
-    if n:
-        spec, kernel = form.kernel()
-        kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
+                x.__array_interface__["data"][0] == d0 and x.itemsize == dst.itemsize
+                and x.size == dst.size):
+            x = x.copy()
+        out.append(x)
     return out
 
 
