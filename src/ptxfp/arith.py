@@ -251,15 +251,3 @@ def zero_sign_fix32(r, x, y, round_down):
         neg = ((bits_from_f32(x) | bits_from_f32(y)) >> 31) & 1
         return np.float32(-0.0) if neg == 1 else np.float32(0.0)
     return r
-
-
-@njit
-def product_inexact32(x, y, p):
-    """Can the binary32 product ``p = x * y`` of two bf16 numbers differ from the exact one?
-
-    Their 16-bit product is exact unless it falls below the smallest normal binary32 (it may
-    then lose bits or vanish) or overflows; NaN and infinite operands give exact results.
-    """
-    f32min = np.float32(1.1754943508222875e-38)
-    tiny = (abs(p) < f32min) & (x != np.float32(0.0)) & (y != np.float32(0.0))
-    return tiny | ((abs(p) == np.inf) & (abs(x) < np.inf) & (abs(y) < np.inf))

@@ -24,8 +24,8 @@ from numba.extending import intrinsic
 
 from . import nvidia
 from ._bitcast import bits_from_f32, f32_from_bits
-from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, odd32,
-                    product_inexact32, zero_sign_fix, zero_sign_fix32)
+from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, odd32, zero_sign_fix,
+                    zero_sign_fix32)
 from .formats import BF16, F16, F32
 from .rounding import RM, RN, RP, RZ, TINY_AFTER, round_pack, round_pack32
 
@@ -196,11 +196,10 @@ def _make_lane32(SOURCE_KEY):
 
     def lane32(a, b, c, OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tininess,
                sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits, SLOW):
-        """Returns (bits, redo): ``redo`` says that this lane must be computed again with
-        ``SLOW`` set (only bf16 fma has such lanes)."""
+        """One lane, as ``lane``.  ``SLOW`` takes the float64 route for bf16 fma (the kernel
+        sets it for the blocks whose binary32 products were not all exact)."""
         if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
-            return np.int64(0), False
-        redo = False
+            return np.int64(0)
         if MIXED:
             x = decode32(a, AE, AM, False)
             z = decode32(c, CE, CM, False)
@@ -220,22 +219,16 @@ def _make_lane32(SOURCE_KEY):
                 p = decode(a, AE, AM, ftz) * decode(b, AE, AM, ftz)     # exact
                 z = decode(c, CE, CM, ftz)
                 v = f32_from_bits(odd32(zero_sign_fix(add_odd(p, z), p, z, mode == RM)))
-            elif OP == OP_FMA and AE == 8:
-                # The binary32 product is exact unless product_inexact32; then (and when the
-                # sum overflows binary32) the lane reports itself and the kernel recomputes it
-                # on the float64 route above.
-                x = decode32(a, AE, AM, ftz)
-                y = decode32(b, AE, AM, ftz)
-                z32 = decode32(c, CE, CM, ftz)
-                p32 = x * y
-                v = zero_sign_fix32(add_odd32(p32, z32), p32, z32, mode == RM)
-                redo = product_inexact32(x, y, p32) | (
-                    (abs(v) == np.inf) & (abs(p32) < np.inf) & (abs(z32) < np.inf))
             else:
                 x = decode32(a, AE, AM, ftz)
                 y = decode32(b, AE, AM, ftz)
                 if OP == OP_FMA:
-                    v = add_odd32(x * y, decode32(c, CE, CM, ftz))        # f16: x * y exact
+                    # x * y is exact for f16; for bf16 unless it is tiny and inexact or
+                    # overflows, which raises a flag the kernel reads (it then redoes the block
+                    # with SLOW set).
+                    p32 = x * y
+                    z32 = decode32(c, CE, CM, ftz)
+                    v = zero_sign_fix32(add_odd32(p32, z32), p32, z32, mode == RM)
                 elif OP == OP_MUL:
                     v = x * y
                 elif OP == OP_ADD:
@@ -250,7 +243,7 @@ def _make_lane32(SOURCE_KEY):
             if oob_c:
                 hit = hit | nvidia.is_oob(c, oob_sign)
             bits = 0 if hit else bits
-        return bits, redo
+        return bits
 
     return njit(lane32)
 
@@ -328,17 +321,26 @@ def fast_ok(spec):
     return spec.mode == RN and spec.lane_fmt in (F16.code, BF16.code)
 
 
-def _build(spec):
-    OP, mode = spec.op, spec.mode
-    SOURCE_KEY = _SOURCE_KEY
+def lane_args(spec):
+    """The constants ``lane`` takes after (a, b, c) for the form of ``spec``, in order."""
     MIXED = spec.c_fmt != spec.lane_fmt
-    EXACT = _sum_is_exact(OP, MIXED, spec.lane_fmt)
     AE, AM = _FMT[spec.lane_fmt][:2]
     CE, CM = _FMT[spec.c_fmt][:2]
     _, _, P, EMIN, EMAX, WIDTH, ONE = _FMT[spec.res_fmt]
-    ftz, tininess, sat, relu, oob = spec.ftz, spec.tininess, spec.sat, spec.relu, spec.oob
-    sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
-    nan_bits = spec.nan_bits
+    return (spec.op, MIXED, _sum_is_exact(spec.op, MIXED, spec.lane_fmt), AE, AM, CE, CM, P,
+            EMIN, EMAX, WIDTH, ONE, spec.mode, spec.ftz, spec.tininess, spec.sat, spec.relu,
+            spec.oob, spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c, spec.nan_bits)
+
+
+def _lane32_args(spec):
+    """The constants ``lane32`` takes after (a, b, c) and before ``SLOW``."""
+    (OP, MIXED, _, AE, AM, CE, CM, P, _, _, WIDTH, ONE, mode, *rest) = lane_args(spec)
+    return (OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, *rest)
+
+
+def _build(spec):
+    K = lane_args(spec)
+    SOURCE_KEY = _SOURCE_KEY
 
     def kernel(a, b, c, out, start, stop):
         if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
@@ -351,9 +353,7 @@ def _build(spec):
         o = out[start:stop]
         env = _fpenv_enter()
         for i in range(o.size):
-            o[i] = lane(a[i], b[i], c[i], OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH,
-                        ONE, mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign,
-                        oob_c, nan_bits)
+            o[i] = lane(a[i], b[i], c[i], *K)
         _fpenv_leave(env)
 
     return jit_cached(kernel, (spec, SOURCE_KEY), nogil=True)
@@ -361,18 +361,12 @@ def _build(spec):
 
 def _build32(spec):
     """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold)."""
-    OP, mode = spec.op, spec.mode
+    K = _lane32_args(spec)
     SOURCE_KEY = _SOURCE_KEY
     MIXED = spec.c_fmt != spec.lane_fmt
-    AE, AM = _FMT[spec.lane_fmt][:2]
-    CE, CM = _FMT[spec.c_fmt][:2]
-    _, _, P, _, _, WIDTH, ONE = _FMT[spec.res_fmt]
-    ftz, tininess, sat, relu, oob = spec.ftz, spec.tininess, spec.sat, spec.relu, spec.oob
-    sat_mz, relu_mz, oob_sign, oob_c = spec.sat_mz, spec.relu_mz, spec.oob_sign, spec.oob_c
-    nan_bits = spec.nan_bits
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
-    CSR = _MXCSR_DEFAULT | (_MXCSR_RC[mode] << 13 if MIXED else 0)
-    REDO = OP == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
+    CSR = _MXCSR_DEFAULT | (_MXCSR_RC[spec.mode] << 13 if MIXED else 0)
+    BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
     BLOCK = 1024
 
     def kernel32(a, b, c, out, start, stop):
@@ -383,18 +377,16 @@ def _build32(spec):
         c = c[start:stop]
         o = out[start:stop]
         env = _fpenv_set(np.int32(CSR))
-        if not REDO:
+        if not BLOCKS:
             for i in range(o.size):
-                o[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
-                              ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign,
-                              oob_c, nan_bits, False)[0]
+                o[i] = lane32(a[i], b[i], c[i], *K, False)
         else:
-            # Blocks of BLOCK lanes: a vectorized pass, then, only when the block raised the
-            # overflow or underflow flag, a second pass recomputing the lanes that ask for it.
-            # A lane needs redoing exactly when its binary32 product was tiny and inexact, or
-            # overflowed, or its sum overflowed (see lane32); no other operation of the pass
-            # can raise either flag (TwoSum's steps are exact, the rest is integer work), so
-            # the hardware's sticky flags answer for the whole block at no cost per lane.
+            # Blocks of BLOCK lanes: a vectorized binary32 pass, then, only when the block
+            # raised the overflow or underflow flag, the block again on the float64 route.  A
+            # bf16 lane's binary32 result can be wrong only when its product was tiny and
+            # inexact or overflowed, or its sum overflowed; exactly those raise the flags, and
+            # nothing else in the pass can (TwoSum's steps are exact, the rest is integer
+            # work), so the hardware's sticky flags answer for the block at no cost per lane.
             for s in range(0, o.size, BLOCK):
                 n = min(BLOCK, o.size - s)
                 ab = a[s:s + n]
@@ -403,17 +395,10 @@ def _build32(spec):
                 ob = o[s:s + n]
                 _fpenv_set(np.int32(CSR))              # clears the flags
                 for i in range(n):
-                    ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
-                                   ONE, mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz,
-                                   oob_sign, oob_c, nan_bits, False)[0]
+                    ob[i] = lane32(ab[i], bb[i], cb[i], *K, False)
                 if _fpenv_set(np.int32(CSR)) & _MXCSR_OE_UE:
                     for i in range(n):
-                        if lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE,
-                                  mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz,
-                                  oob_sign, oob_c, nan_bits, False)[1]:
-                            ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P,
-                                           WIDTH, ONE, mode, ftz, tininess, sat, relu, oob,
-                                           sat_mz, relu_mz, oob_sign, oob_c, nan_bits, True)[0]
+                        ob[i] = lane32(ab[i], bb[i], cb[i], *K, True)
         _fpenv_leave(env)
 
     return jit_cached(kernel32, ("lane32", spec, SOURCE_KEY), nogil=True)

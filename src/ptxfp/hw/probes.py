@@ -63,21 +63,16 @@ def _lane_model(ins, cols):
     """The form's lane function called from Python with the constants ptxfp's kernel for this
     (form, policy) would freeze in: one compilation of ``kernels.lane`` serves every form and
     policy, where execute() compiles a kernel per (form, policy) at seconds each, and a probe
-    needs every setting of a policy for a few dozen vectors.  Reads kernels.py's internals by
-    name; ``_fast_path_ok`` checks it against execute() before it is trusted."""
+    needs every setting of a policy for a few dozen vectors.  The constants are
+    ``kernels.lane_args``, the ones the reference kernel freezes in; ``_fast_path_ok`` checks
+    the result against execute() before it is trusted."""
     import dataclasses
-    import inspect
     from .. import kernels
     from ..execute import _spec
     spec = _spec(ins, policy.current())
     if any(f.name == "lanes" for f in dataclasses.fields(spec)):
         spec = dataclasses.replace(spec, lanes=1)
-    fn = kernels._build(spec).py_func
-    cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__)))
-    params = list(inspect.signature(kernels.lane.py_func).parameters)
-    if params[:3] != ["a", "b", "c"]:
-        raise TypeError("kernels.lane no longer starts with a, b, c")
-    consts = tuple(cells[p] for p in params[3:])
+    consts = kernels.lane_args(spec)
     lane = kernels.lane
     if ins.opcode == "fma":
         a, b, c = cols
