@@ -47,26 +47,23 @@ def _narrow_int(builder, v, width):
     return v
 
 
-@intrinsic
-def _f64_from_f16_bits(typingctx, h):
-    """The low 16 bits of ``h`` as an IEEE binary16, widened exactly to float64 (F16C)."""
-    if isinstance(h, types.Integer):
-        def codegen(context, builder, signature, args):
-            half = builder.bitcast(_narrow_int(builder, args[0], 16), ir.HalfType())
-            return builder.fpext(half, ir.DoubleType())
-        return types.float64(h), codegen
-    return None
+def _widening(src_bits, src_type, dst_type, numba_dst):
+    """An intrinsic: the low ``src_bits`` bits of an integer as an IEEE number of ``src_type``,
+    widened exactly to ``dst_type`` (one bitcast and one hardware conversion: F16C for half)."""
+    @intrinsic
+    def widen(typingctx, h):
+        if isinstance(h, types.Integer):
+            def codegen(context, builder, signature, args):
+                x = builder.bitcast(_narrow_int(builder, args[0], src_bits), src_type)
+                return builder.fpext(x, dst_type)
+            return numba_dst(h), codegen
+        return None
+    return widen
 
 
-@intrinsic
-def _f64_from_f32_bits(typingctx, w):
-    """The low 32 bits of ``w`` as an IEEE binary32, widened exactly to float64."""
-    if isinstance(w, types.Integer):
-        def codegen(context, builder, signature, args):
-            f = builder.bitcast(_narrow_int(builder, args[0], 32), ir.FloatType())
-            return builder.fpext(f, ir.DoubleType())
-        return types.float64(w), codegen
-    return None
+_f64_from_f16_bits = _widening(16, ir.HalfType(), ir.DoubleType(), types.float64)
+_f64_from_f32_bits = _widening(32, ir.FloatType(), ir.DoubleType(), types.float64)
+_f32_from_f16_bits = _widening(16, ir.HalfType(), ir.FloatType(), types.float32)
 
 
 @njit
@@ -144,17 +141,6 @@ def zero_sign_fix(r, x, y, round_down):
 # which forms may and how each keeps the single rounding.
 
 _F32MAX_BITS = 0x7F7FFFFF
-
-
-@intrinsic
-def _f32_from_f16_bits(typingctx, h):
-    """The low 16 bits of ``h`` as an IEEE binary16, widened exactly to binary32 (F16C)."""
-    if isinstance(h, types.Integer):
-        def codegen(context, builder, signature, args):
-            half = builder.bitcast(_narrow_int(builder, args[0], 16), ir.HalfType())
-            return builder.fpext(half, ir.FloatType())
-        return types.float32(h), codegen
-    return None
 
 
 @intrinsic
