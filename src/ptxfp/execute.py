@@ -162,42 +162,34 @@ def execute(spelling, *operands, out=None):
     form = _form(spelling)
     ins, names = form.ins, form.names
     check_count(ins.spelling, names, operands)
-    if out is not None:
-        return _execute_into(form, operands, out)
     # Fast path: Python ints in range (anything else, including errors, takes the full path).
     for x, lim in zip(operands, form.limits):
-        if type(x) is not int or not 0 <= x < lim:
+        if type(x) is not int or not 0 <= x < lim or out is not None:
             break
     else:
         spec, kernel = form.kernel()
-        ops, out = form.buffers()
+        ops, res = form.buffers()
         for buf, x in zip(ops, operands):
             buf[0] = x
         o = form.order
-        kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], out, 1)
-        return int(out[0])
+        kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
+        return int(res[0])
     arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
     flat, shape, n, scalar = broadcast(ins.spelling, names, arrays)
     o = form.order
-    out = np.empty(n, form.out_dtype)
-    if n:
-        spec, kernel = form.kernel()
-        kernels.run_with(kernel, spec, flat[o[0]], flat[o[1]], flat[o[2]], out, n)
-    out = out.reshape(shape)
-    return int(out) if scalar else out
-
-
-def _execute_into(form, operands, out):
-    ins = form.ins
-    arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
-    flat, shape, n, _ = broadcast(ins.spelling, form.names, arrays)
-    dst = check_out(ins.spelling, out, form.out_dtype, shape)
-    o = form.order
-    srcs = unalias([flat[o[0]], flat[o[1]], flat[o[2]]], dst)
+    srcs = [flat[o[0]], flat[o[1]], flat[o[2]]]
+    if out is None:
+        dst = np.empty(n, form.out_dtype)
+    else:
+        dst = check_out(ins.spelling, out, form.out_dtype, shape)
+        srcs = unalias(srcs, dst)
     if n:
         spec, kernel = form.kernel()
         kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
-    return out
+    if out is not None:
+        return out
+    dst = dst.reshape(shape)
+    return int(dst) if scalar else dst
 
 
 def check_out(spelling, out, dtype, shape):
