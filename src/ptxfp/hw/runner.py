@@ -298,6 +298,14 @@ class CudaPythonRunner(Runner):
         self._functions = {}
 
 
+
+def _no_hardware(sm, gpu, what):
+    """``device()`` of a runner where ptxfp itself stands in for the GPU."""
+    import ptxfp
+    return {"gpu": gpu, "sm": sm, "compute_capability": f"{sm // 10}.{sm % 10}", "driver": None,
+            "cuda_driver_api": None, "cuda_runtime": None,
+            "backend": f"ptxfp {ptxfp.__version__} {what} (no hardware)"}
+
 class ModelRunner(Runner):
     """ptxfp plays the GPU: a dry run of the harness with no hardware involved.
 
@@ -312,11 +320,7 @@ class ModelRunner(Runner):
         self.flip = dict(flip or {})
 
     def device(self):
-        import ptxfp
-        return {"gpu": "none (dry run: ptxfp plays the GPU)", "sm": self._sm,
-                "compute_capability": f"{self._sm // 10}.{self._sm % 10}", "driver": None,
-                "cuda_driver_api": None, "cuda_runtime": None,
-                "backend": f"ptxfp {ptxfp.__version__} model (no hardware)"}
+        return _no_hardware(self._sm, "none (dry run: ptxfp plays the GPU)", "model")
 
     def launch(self, kernel, arrays, n):
         from .forms import model, parse_form
@@ -343,11 +347,8 @@ class InterpRunner(Runner):
         self._sm = sm
 
     def device(self):
-        import ptxfp
-        return {"gpu": "none (ptxfp's PTX interpreter runs the kernels)", "sm": self._sm,
-                "compute_capability": f"{self._sm // 10}.{self._sm % 10}", "driver": None,
-                "cuda_driver_api": None, "cuda_runtime": None,
-                "backend": f"ptxfp {ptxfp.__version__} PTX interpreter (no hardware)"}
+        return _no_hardware(self._sm, "none (ptxfp's PTX interpreter runs the kernels)",
+                            "PTX interpreter")
 
     def launch(self, kernel, arrays, n):
         from ..errors import PtxfpError

@@ -106,18 +106,27 @@ def run_batch(runner, kernel, ins, operands, result, limit=EXAMPLES):
     return compare(ins, operands, got, expected, result, limit)
 
 
+def _kernel(runner, ins, result):
+    """The form's kernel for the runner's target, with its mode and target noted in ``result``;
+    None (and the reason in ``result.error``) when there is none."""
+    try:
+        kernel = kernel_for(ins, runner.sm)
+    except ValueError as exc:
+        result.error = str(exc)
+        return None
+    result.mode, result.target = kernel.mode, kernel.target
+    return kernel
+
+
 def verify_form(runner, spelling, n_random=0, seed=0, limit=EXAMPLES, batch=1 << 24,
                 deadline=None, extra_sets=()):
     """Targeted and ``n_random`` random vectors of one form on the GPU against ptxfp."""
     ins = parse(spelling)
     t0 = time.monotonic()
     result = FormResult(str(ins))
-    try:
-        kernel = kernel_for(ins, runner.sm)
-    except ValueError as exc:
-        result.error = str(exc)
+    kernel = _kernel(runner, ins, result)
+    if kernel is None:
         return result
-    result.mode, result.target = kernel.mode, kernel.target
     try:
         for name, ops in V.vector_sets(ins, 0) + list(extra_sets):
             result.sets[name] = ops[0].size
@@ -152,12 +161,9 @@ def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, d
     cw = 32 if getattr(ins, "mixed", False) else 16
     result.detail = V.exhaustive_description(ins) + (
         ", c = " + ", ".join(_hex(c, cw) for c in cs) if cs != (None,) else "")
-    try:
-        kernel = kernel_for(ins, runner.sm)
-    except ValueError as exc:
-        result.error = str(exc)
+    kernel = _kernel(runner, ins, result)
+    if kernel is None:
         return result
-    result.mode, result.target = kernel.mode, kernel.target
     try:
         for c, start, stop, ops in V.exhaustive_chunks(ins, chunk, cs if cs != (None,) else None):
             if deadline is not None and time.time() > deadline:
