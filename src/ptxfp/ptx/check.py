@@ -181,7 +181,10 @@ ARITH_OPCODES = ("add", "sub", "mul", "fma")
 #: every PTX fundamental/alternate type name (a token of these is a type, not a modifier)
 PTX_TYPES = frozenset(
     "s8 s16 s32 s64 u8 u16 u32 u64 b8 b16 b32 b64 b128 f16 f16x2 bf16 bf16x2 f32 f64 tf32 "
-    "e4m3 e5m2 e4m3x2 e5m2x2 e2m3x2 e3m2x2 e2m1x2 ue8m0x2 e2m1 e3m2 e2m3 ue8m0 pred".split())
+    "e4m3 e5m2 e4m3x2 e5m2x2 e2m3x2 e3m2x2 e2m1x2 ue8m0x2 e2m1 e3m2 e2m3 ue8m0 pred "
+    # the packed non-half types of add/sub/mul/fma/min/max (PTX ISA 8.6+ f32x2, 8.0+ s16x2):
+    # a type, so that 'mul.f32x2' is a form outside the model rather than an unknown modifier
+    "f32x2 s16x2 u16x2".split())
 #: rounding-modifier tokens ("Multiple rounding modifiers specified" counts them all)
 ROUNDING_TOKENS = frozenset("rn rz rm rp rna rs rni rzi rmi rpi".split())
 #: modifiers ptxas knows on these instructions: illegal ones are "Illegal modifier '.x' for

@@ -195,7 +195,8 @@ class _Prog:
             if isinstance(op, Vec):
                 return Vec([ren(i) for i in op.items], op.line, op.col, op.brackets)
             if isinstance(op, Addr) and op.base is not None:
-                return Addr(ren(op.base), op.offset, op.line, op.col)
+                return Addr(ren(op.base), op.offset, op.line, op.col,
+                            tuple(ren(e) for e in op.extra))
             return op
         ops = [ren(o) for o in ins.operands]
         pred = ins.predicate
@@ -722,6 +723,8 @@ def _c_ldst(prog, ins):
         if not isinstance(data, Vec) or len(data.items) != vec:
             raise _bad(ins, f"a .v{vec} access needs a vector of {vec} registers", data)
         items = list(data.items)
+    elif isinstance(data, Vec) and data.brackets == "{}" and len(data.items) == 1:
+        items = list(data.items)                       # Triton's '{ %rs1 }': one element
     else:
         if isinstance(data, Vec):
             raise _bad(ins, "a vector operand needs .v2 or .v4", data)

@@ -102,18 +102,24 @@ class Vec:
 
 @dataclass
 class Addr:
-    """A memory operand ``[base]``, ``[base+imm]``, ``[param]``, ``[imm]`` (base None)."""
+    """A memory operand ``[base]``, ``[base+imm]``, ``[param]``, ``[imm]`` (base None).
+
+    ``extra``: the operands after the first inside the brackets, as the tensor instructions
+    write them: ``[%rd1, {%r2, %r3}]`` (a tensor map and its coordinates, TMA's
+    ``cp.async.bulk.tensor``), ``[tex, sampler, {f1, f2}]``; empty for a plain address."""
     base: Reg | None
     offset: int = 0
     line: int = 0
     col: int = 0
+    extra: tuple = ()
 
     def __str__(self):
+        tail = "".join(f", {o}" for o in self.extra)
         if self.base is None:
-            return f"[{self.offset}]"
+            return f"[{self.offset}{tail}]"
         if self.offset:
-            return f"[{self.base}{'+' if self.offset > 0 else '-'}{abs(self.offset)}]"
-        return f"[{self.base}]"
+            return f"[{self.base}{'+' if self.offset > 0 else '-'}{abs(self.offset)}{tail}]"
+        return f"[{self.base}{tail}]"
 
 
 @dataclass
@@ -270,8 +276,8 @@ _TOKEN = re.compile(r"""
   | (?P<num>0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$])
            |0[xX][0-9a-fA-F]+[uU]?|0[bB][01]+[uU]?
            |\d+\.\d*(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+[uU]?)
-  | (?P<dir>\.[A-Za-z_$][\w$]*)
-  | (?P<word>[A-Za-z_$%][\w$]*(?:\.[\w$]+)*)
+  | (?P<dir>\.[A-Za-z_$][\w$]*(?:::[\w$]+)*)
+  | (?P<word>[A-Za-z_$%][\w$]*(?:(?:\.|::)[\w$]+)*)
   | (?P<str>"(?:[^"\\\n]|\\.)*")
   | (?P<punct>[,;:{}\[\]()<>+\-@!|=*])
 """, re.VERBOSE)
@@ -831,8 +837,12 @@ class _Parser:
             if v is None:
                 self.error(n, "expected an integer offset in '[...]'")
             offset += sign * v
+        extra = []
+        while self.at(","):                                # [tmap, {x, y}] (tensor coordinates)
+            self.next()
+            extra.append(self.operand())
         self.expect("]", "expected ']' to close the address")
-        return Addr(base, offset, lb.line, lb.col)
+        return Addr(base, offset, lb.line, lb.col, tuple(extra))
 
 
 _SPELLING = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)*")
