@@ -318,10 +318,29 @@ def test_block_scoped_registers():
 
 def test_unmodeled_instructions_are_info_only():
     rep = ptxfp.check("ld.global.b32 f0, [addr];\nmov.b32 p1, {h0, h1};\nret;\n"
-                      "frob.x.y a;\nadd.s32 r, r, 1;\nadd.f32 f, f, f;\ncvt.rn.f16.bf16 h, b;",
+                      "popc.b32 a, a;\nadd.s32 r, r, 1;\nadd.f32 f, f, f;\ncvt.rn.f16.bf16 h, b;",
                       target="sm_50", version="4.0")
     assert rep.ok and rep.modeled == 0 and rep.unmodeled == 7
     assert rules(rep, "info").count("unmodeled") == 7
+    assert rep.unmodeled_counts == {"ld": 1, "mov": 1, "ret": 1, "popc": 1, "add": 2, "cvt": 1}
+
+
+@pytest.mark.parametrize("text,name,hint", [
+    ("frob.x.y a;", "frob", None),
+    ("fmaa.rn.f16 h, h, h, h;", "fmaa", "fma"),
+    ("ADD.F16 h, h, h;", "ADD", "add"),
+    ("tcgen05.allocc.cta_group::1.sync.aligned.shared::cta.b32 [r], 32;", "tcgen05",
+     "tcgen05.alloc"),
+    ("mul24 r, r, r;", "mul24", "mul24."),        # ptxas knows mul24.lo / mul24.hi only
+])
+def test_unknown_opcode_is_an_error(text, name, hint):
+    """ptxas: "Not a name of any known instruction: 'fmaa'" (ptxas 13.0); not modeled and not
+    an instruction of PTX is an error, with the name ptxas gives and a close known one."""
+    rep = ptxfp.check(text)
+    (e,) = rep.errors
+    assert (e.rule, e.ptxas) == ("unknown-instruction",
+                                 f"Not a name of any known instruction: '{name}'")
+    assert (f"did you mean '{hint}" in e.message) if hint else "did you mean" not in e.message
 
 
 # --------------------------------------------------------------------------------------------

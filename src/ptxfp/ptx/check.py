@@ -15,7 +15,8 @@ every instruction in ptxfp's model, decides what ptxas decides:
 
 Messages carry ptxas' own text (``Diagnostic.ptxas``), with ptxfp's explanation appended
 where ptxas' text alone would not say enough.  Every other instruction (ld, st, mov, other
-cvt forms, ...) gets one 'info' diagnostic and is counted; it is never an error.
+cvt forms, ...) gets one 'info' diagnostic and is counted; it is never an error, unless PTX has
+no instruction of that name at all (``fmaa``, ``ADD``: the opcode vocabulary of opcodes.py).
 
 All tables were measured with ptxas 13.0 (tools/ptxas_probe.py, tests/data/ptxas).
 """
@@ -31,6 +32,7 @@ from functools import lru_cache
 from .. import isa, isa_cvt
 from ..errors import SpellingError
 from ..spelling import parse
+from . import opcodes
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -64,6 +66,8 @@ RULES = {
     "missing-target": "a module without .target",
     "spelling-only": "no .version/.target to check requirements against",
     "unmodeled": "an instruction outside ptxfp's model (not checked)",
+    "unknown-instruction": "an opcode that is no PTX instruction ('Not a name of any known "
+                           "instruction')",
     "summary": "how many instructions are modeled and how many not",
 }
 
@@ -90,10 +94,12 @@ class Report(list):
     """The list of Diagnostics of one ``check()``, with counts."""
 
     def __init__(self, diags=(), *, modeled=0, unmodeled=0, version=None, target=None,
-                 kind=None):
+                 kind=None, unmodeled_counts=None):
         super().__init__(diags)
         self.modeled = modeled
         self.unmodeled = unmodeled
+        #: instruction name (opcodes.py) -> how many instructions of it were not modeled
+        self.unmodeled_counts = dict(unmodeled_counts or {})
         self.version = version
         self.target = target
         self.kind = kind
@@ -588,6 +594,7 @@ class _Checker:
         self.diags = []
         self.modeled = 0
         self.unmodeled = 0
+        self.unmodeled_counts = {}
         self.current = None
 
     def add(self, severity, line, col, message, rule, ptxas=None):
@@ -628,7 +635,12 @@ class _Checker:
         for name, line, col in p.target_options:
             if name != p.target and name not in TARGET_OPTIONS and not _TARGET_RE.match(name):
                 self.add("warning", line, col, f"unknown .target option '{name}'", "unknown-target")
-        if self.version is None and self.target is None:
+        # a .version/.target that was given but is unknown has its error above: no info line
+        # that would say it was not given
+        if version is not None and self.version is None or \
+                target is not None and self.target is None:
+            pass
+        elif self.version is None and self.target is None:
             what = "spelling" if p.kind == "spelling" else "instructions"
             self.add("info", 0, 0, f"no .version/.target given: {what} checked for spelling "
                      "only (pass target= and version= to check requirements)", "spelling-only")
@@ -661,8 +673,20 @@ class _Checker:
         v = spelling_verdict(ins.opcode_spelling)
         if v.family is None:
             self.unmodeled += 1
-            self.add("info", ins.line, ins.col,
-                     f"'{ins.opcode_spelling}' is not modeled by ptxfp (not checked)", "unmodeled")
+            name = opcodes.known_opcode(ins.opcode_spelling)
+            if name is None:
+                bad = opcodes.unknown_name(ins.opcode_spelling)
+                msg = f"Not a name of any known instruction: '{bad}'"
+                hint = opcodes.suggest(ins.opcode_spelling)
+                self.add("error", ins.line, ins.col,
+                         msg + (f" (did you mean '{hint}'?)" if hint else ""),
+                         "unknown-instruction", msg)
+                name = bad
+            else:
+                self.add("info", ins.line, ins.col,
+                         f"'{ins.opcode_spelling}' is not modeled by ptxfp (not checked)",
+                         "unmodeled")
+            self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             return
         self.modeled += 1
         if self.prog.kind != "spelling" and v.slots:
@@ -758,7 +782,16 @@ class _Checker:
 
 def check_program(prog, *, target=None, version=None, strict=None):
     """:func:`check` on a Program already read."""
-    arg_v, arg_t = _norm_version(version), _norm_target(target)
+    try:
+        arg_v = _norm_version(version)
+    except ValueError:
+        # as an unknown target is a diagnostic, so is an unreadable version argument
+        msg = f"Unsupported .version '{version}'"
+        rep = check_program(prog, target=target, version=None, strict=strict)
+        rep.insert(0, Diagnostic("error", 0, 0, msg + " (a PTX ISA version looks like 8.6)",
+                                 "unknown-version", msg))
+        return rep
+    arg_t = _norm_target(target)
     v = arg_v if arg_v is not None else prog.version
     t = arg_t if arg_t is not None else prog.target
     c = _Checker(prog, v, t, strict if strict is not None else prog.kind == "module")
@@ -772,7 +805,7 @@ def check_program(prog, *, target=None, version=None, strict=None):
                             f"{c.modeled} modeled by ptxfp, {c.unmodeled} not modeled",
                             "summary"))
     return Report(diags, modeled=c.modeled, unmodeled=c.unmodeled, version=c.version,
-                  target=c.target, kind=prog.kind)
+                  target=c.target, kind=prog.kind, unmodeled_counts=c.unmodeled_counts)
 
 
 def check(text, *, target=None, version=None, strict=None, mode="auto"):

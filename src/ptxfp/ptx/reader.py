@@ -845,7 +845,7 @@ class _Parser:
         return Addr(base, offset, lb.line, lb.col, tuple(extra))
 
 
-_SPELLING = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)*")
+_SPELLING = re.compile(r"[A-Za-z_][\w$]*(?:(?:\.|::)[\w$]+)*")
 
 
 def _strip_comments(text):
