@@ -1,0 +1,241 @@
+"""Real-world modules (tests/data/realworld: nvcc for sm_80/sm_90a/sm_100a, Triton 3.9, one
+hand-written module): every file is read, checked with no error where ptxas accepts it, and
+every modelled instruction in it is checked; a misspelled opcode in each is the error ptxas
+reports.  Expected verdicts come from ptxas 13.0: live where it is installed, else from
+tests/data/realworld/verdicts.json (``python tests/test_realworld.py --record`` rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+DATA = HERE / "data" / "realworld"
+VERDICTS = DATA / "verdicts.json"
+FILES = sorted(p.name for p in DATA.glob("*.ptx"))
+PTXAS = shutil.which("ptxas")
+
+if __name__ != "__main__":
+    import ptxfp
+    from ptxfp.ptx import opcodes
+    from ptxfp.ptx.check import spelling_verdict
+    from ptxfp.ptx.reader import read
+
+
+# ---------------------------------------------------------------------------------------------
+# ptxas
+
+def _target(text):
+    return re.search(r"^\s*\.target\s+(\w+)", text, re.M).group(1)
+
+
+def ptxas_errors(text):
+    """[(line, message)] of ptxas' errors on a module (ptxas 13.0)."""
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "m.ptx"
+        src.write_text(text)
+        r = subprocess.run([PTXAS, "-arch", _target(text), str(src), "-o", str(Path(d) / "m.o")],
+                           capture_output=True, text=True, timeout=120)
+    out = []
+    for ln in (r.stdout + r.stderr).splitlines():
+        m = re.match(r"ptxas .*?, line (\d+); (?:error|fatal)\s*: (.*)", ln)
+        if m:
+            out.append((int(m.group(1)), m.group(2).strip()))
+    return out
+
+
+_HALF = re.compile(r"(?:add|sub|mul|fma)\.[\w.]*(?:f16|bf16)(?:x2)?\s")
+
+
+def mutant(text, half=False):
+    """The module with one instruction misspelled (its first opcode token doubled in its last
+    letter: 'mov' -> 'movv'), its line number and the misspelled word: the first instruction
+    of the first function body, or with ``half`` the first half-precision add/sub/mul/fma (the
+    instructions ptxfp models; nvcc writes them as '{fma.rn.f16 %rs1,...')."""
+    lines = text.split("\n")
+    inside = False
+    for k, ln in enumerate(lines):
+        if ln.startswith("{"):
+            inside = True
+            continue
+        m = re.match(r"(\s*\{?\s*(?:@!?%\w+\s+)?)([a-z][a-z0-9_]*)([.\s])", ln)
+        if not (inside and m) or ln.strip().startswith((".", "//", "$")):
+            continue
+        if ln.strip().startswith(("{", "}")) and not half:
+            continue
+        if half and not _HALF.match(ln[m.start(2):]):
+            continue
+        word = m.group(2)
+        lines[k] = m.group(1) + word + word[-1] + ln[m.end(2):]
+        return "\n".join(lines), k + 1, word + word[-1]
+    return None, None, None
+
+
+def probe_opcodes(names):
+    """The names of ``names`` ptxas 13.0 calls "Not a name of any known instruction", each
+    written as a statement ``NAME;`` in an sm_100a module (40 per module: ptxas stops after a
+    hundred errors)."""
+    unknown = []
+    for i in range(0, len(names), 40):
+        chunk = names[i:i + 40]
+        head = ".version 9.0\n.target sm_100a\n.address_size 64\n.entry k() {\n"
+        text = head + "".join(f"{n};\n" for n in chunk) + "}\n"
+        for line, msg in ptxas_errors(text):
+            if msg.startswith("Not a name of any known instruction"):
+                unknown.append(chunk[line - 5])
+    return unknown
+
+
+def record():
+    doc = {"ptxas": "13.0 (V13.0.88)", "files": {}}
+    for name in FILES:
+        text = (DATA / name).read_text()
+        entry = {"errors": ptxas_errors(text)}
+        for key, half in (("mutant", False), ("mutant_half", True)):
+            bad, line, word = mutant(text, half)
+            if bad is not None:
+                entry[key] = {"line": line, "word": word, "errors": ptxas_errors(bad)}
+        doc["files"][name] = entry
+    sys.path.insert(0, str(HERE.parent / "src"))
+    from ptxfp.ptx import opcodes as ops
+    doc["opcodes_probed"] = list(ops.OPCODES)
+    doc["opcodes_unknown"] = probe_opcodes(list(ops.OPCODES))
+    VERDICTS.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# the tests
+
+def _recorded():
+    return json.loads(VERDICTS.read_text())
+
+
+@pytest.fixture(scope="module")
+def verdicts():
+    return _recorded()
+
+
+def _ptxas(name, verdicts, which="errors", text=None):
+    if PTXAS is not None and text is not None:
+        return [tuple(e) for e in ptxas_errors(text)]
+    entry = verdicts["files"][name]
+    entry = entry if which == "errors" else entry[which]
+    return [tuple(e) for e in entry["errors"]]
+
+
+def test_every_file_is_recorded(verdicts):
+    assert sorted(verdicts["files"]) == FILES and len(FILES) >= 10
+    assert sum(p.stat().st_size for p in DATA.iterdir()) < 2_000_000
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_module_reads_and_checks_as_ptxas(name, verdicts):
+    text = (DATA / name).read_text()
+    expected = _ptxas(name, verdicts, text=text)
+    assert expected == []                                 # ptxas 13.0 accepts every file
+    rep = ptxfp.check(text)
+    assert rep.errors == [], [str(d) for d in rep.errors]
+    assert not [d for d in rep if d.rule == "syntax"]
+    # every instruction is read, and every one the model covers is checked
+    prog = read(text)
+    assert rep.modeled + rep.unmodeled == len(prog.statements) > 0
+    modelled = [s for s in prog.statements if spelling_verdict(s.opcode_spelling).family]
+    assert rep.modeled == len(modelled)
+    assert sum(rep.unmodeled_counts.values()) == rep.unmodeled
+
+
+@pytest.mark.parametrize("half", [False, True], ids=["first", "half"])
+@pytest.mark.parametrize("name", FILES)
+def test_misspelled_opcode_is_ptxas_error(name, half, verdicts):
+    text = (DATA / name).read_text()
+    bad, line, word = mutant(text, half)
+    key = "mutant_half" if half else "mutant"
+    if bad is None:
+        assert key not in verdicts["files"][name]
+        pytest.skip("no half-precision arithmetic in this module")
+    rec = verdicts["files"][name][key]
+    assert (rec["line"], rec["word"]) == (line, word)
+    expected = _ptxas(name, verdicts, key, bad if PTXAS else None)
+    msg = f"Not a name of any known instruction: '{word}'"
+    assert (line, msg) in expected
+    rep = ptxfp.check(bad)
+    assert [(e.line, e.ptxas) for e in rep.errors] == [(line, msg)]
+
+
+def test_opcode_table_is_what_ptxas_knows(verdicts):
+    assert list(opcodes.OPCODES) == verdicts["opcodes_probed"]
+    assert verdicts["opcodes_unknown"] == []
+
+
+@pytest.mark.skipif(PTXAS is None, reason="ptxas is not installed")
+def test_opcode_table_live():
+    assert probe_opcodes(list(opcodes.OPCODES)) == []
+    # and the probe can fail: names outside the table are unknown to ptxas too
+    assert probe_opcodes(["fmaa", "tcgen05", "mul24"]) == ["fmaa", "tcgen05", "mul24"]
+
+
+def test_every_instruction_name_in_the_modules_is_known():
+    for name in FILES:
+        for s in read((DATA / name).read_text()).statements:
+            assert opcodes.known_opcode(s.opcode_spelling), (name, s.line, s.opcode_spelling)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--record"]:
+        record()
+    else:
+        print(__doc__)
+
+
+# ---------------------------------------------------------------------------------------------
+# the constructs one by one (each was a syntax error or an error before issue #11)
+
+@pytest.mark.parametrize("stmt,opcode", [
+    ("cp.async.cg.shared.global.L2::128B [r1], [rd1], 16;", "cp.async.cg.shared.global.L2::128B"),
+    ("mbarrier.init.shared::cta.b64 [r1], 1;", "mbarrier.init.shared::cta.b64"),
+    ("mbarrier.try_wait.parity.shared::cta.b64 p, [r1], r2;",
+     "mbarrier.try_wait.parity.shared::cta.b64"),
+    ("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [r1], 32;",
+     "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32"),
+    ("tcgen05.fence::before_thread_sync;", "tcgen05.fence::before_thread_sync"),
+])
+def test_double_colon_sub_qualifiers(stmt, opcode):
+    (s,) = read(stmt, mode="snippet").statements
+    assert s.opcode_spelling == opcode and opcodes.known_opcode(opcode)
+    rep = ptxfp.check(stmt)
+    assert rep.ok and rep.unmodeled == 1
+
+
+def test_tensor_coordinate_address():
+    stmt = ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[r1], [rd1, {r2, r3}], [r4];")
+    (s,) = read(stmt, mode="snippet").statements
+    a = s.operands[1]
+    assert a.base.name == "rd1" and [str(i) for i in a.extra[0].items] == ["r2", "r3"]
+    assert str(a) == "[rd1, {r2, r3}]" and not s.operands[0].extra
+    assert ptxfp.check(stmt).ok
+
+
+@pytest.mark.parametrize("spelling", ["mul.f32x2", "mul.rn.f32x2", "add.s16x2", "add.u16x2",
+                                      "add.rz.ftz.f32x2", "fma.rn.f32x2"])
+def test_packed_non_half_types_are_info(spelling):
+    rep = ptxfp.check(spelling, target="sm_100a", version="8.6")
+    assert rep.ok and rep.unmodeled == 1 and rep.modeled == 0
+
+
+def test_run_takes_one_element_braces():
+    text = (".reg .b16 %rs<4>;\n.reg .b64 %rd<3>;\nld.global.b16 { %rs1 }, [%rd1];\n"
+            "ld.global.b16 %rs2, [%rd1+2];\nadd.f16 %rs3, %rs1, %rs2;\n"
+            "st.global.b16 [%rd2], { %rs3 };\n")
+    mem = bytes([0x00, 0x3C, 0x00, 0x40]) + bytes(4)               # 1.0, 2.0 (f16)
+    res = ptxfp.run(text, {"%rd1": 0, "%rd2": 4}, memory=mem)
+    assert int(res["%rs3"][0]) == 0x4200                            # 3.0
+
