@@ -44,9 +44,12 @@ def test_eval_literals_and_lanes(capsys):
     # 1.0 + 0.5 = 1.5 (0x3e00) in lane 0, 2.0 + 0.25 = 2.25 (0x4080) in lane 1
     rc, out, _ = cli(capsys, "eval", "add.f16x2", "1.0f16,2.0f16", "0.5f16,0.25f16", "--json")
     doc = json.loads(out)
-    assert rc == 0 and doc["result"]["bits"] == "0x40803e00"
-    assert doc["operands"]["a"]["bits"] == "0x40003c00"
-    assert "[15:0] 1.5" in doc["result"]["value"]
+    assert rc == 0 and doc["result"]["hex"] == "0x40803e00"
+    assert doc["result"]["bits"] == 0x40803E00 and doc["operands"]["a"]["bits"] == 0x40003C00
+    assert "[15:0] 1.5" in doc["result"]["text"]
+    # JSON numbers, lane by lane (lane 0 = bits [15:0])
+    assert [(ln["bits"], ln["value"]) for ln in doc["result"]["lanes"]] == [(0x3E00, 1.5),
+                                                                           (0x4080, 2.25)]
 
 
 @pytest.mark.parametrize("literal, fmt, bits", [
@@ -64,14 +67,15 @@ def test_eval_literal_encoding(capsys, literal, fmt, bits):
     args = [literal] if fmt == "f32" else [literal, "0x8000" if fmt == "f16" else "0x8000"]
     rc, out, _ = cli(capsys, "eval", spelling, *args, "--json")
     assert rc == 0
-    assert int(json.loads(out)["operands"]["a"]["bits"], 16) == bits
+    assert json.loads(out)["operands"]["a"]["bits"] == bits
 
 
 def test_eval_cvt(capsys):
     rc, out, _ = cli(capsys, "eval", "cvt.rn.bf16x2.f32", "1.0f32", "3.0f32", "--json")
-    assert rc == 0 and json.loads(out)["result"]["bits"] == "0x3f804040"    # a -> upper half
+    assert rc == 0 and json.loads(out)["result"]["hex"] == "0x3f804040"    # a -> upper half
     rc, out, _ = cli(capsys, "eval", "cvt.rn.satfinite.f16.f32", "1e6f32", "--json")
-    assert json.loads(out)["result"]["bits"] == "0x7bff"
+    doc = json.loads(out)["result"]
+    assert (doc["bits"], doc["value"]) == (0x7BFF, 65504.0)
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -140,9 +144,12 @@ def test_run_threads_and_json(tmp_path, capsys):
                      "--json")
     doc = json.loads(out)
     assert rc == 0 and doc["threads"] == 3
-    assert doc["registers"]["d"]["bits"] == ["0x4000", "0x4400", "0x7c00"]  # 2, 4, inf
-    assert doc["registers"]["d"]["values"] == ["2.0", "4.0", "inf"]
-    assert doc["registers"]["t"]["bits"] == ["0x00000000", "0x00000001", "0x00000002"]
+    assert doc["registers"]["d"]["hex"] == ["0x4000", "0x4400", "0x7c00"]  # 2, 4, inf
+    assert doc["registers"]["d"]["bits"] == [0x4000, 0x4400, 0x7C00]
+    # numbers; JSON has no infinity: null, with the text alongside
+    assert doc["registers"]["d"]["values"] == [2.0, 4.0, None]
+    assert doc["registers"]["d"]["texts"] == ["2.0", "4.0", "inf"]
+    assert doc["registers"]["t"]["bits"] == [0, 1, 2]
     rc, out, _ = cli(capsys, "run", str(f), "--set", "x=1.0f32", "--threads", "2")
     assert rc == 0 and "thread 1:" in out
 

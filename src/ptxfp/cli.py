@@ -6,6 +6,7 @@ against a GPU.  ``main(argv)`` returns the exit status: 0 success, 1 ``check`` f
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import inspect
 import json
 import re
@@ -178,6 +179,39 @@ def decode(bits, typ):
     return str(bits)
 
 
+def _number(bits, typ):
+    """The value of `bits` as a JSON number: a float for float types (None for NaN and the
+    infinities, which JSON has no numbers for: see the "text" field), an int otherwise, None
+    for the packed types (see "lanes")."""
+    from .formats import from_bits
+    bits = int(bits)
+    if typ in ("f16", "bf16", "f32", "f64"):
+        x = float(from_bits(bits, typ)) if typ != "f64" else \
+            float(np.array([bits], np.uint64).view(np.float64)[0])
+        return x if np.isfinite(x) else None
+    if typ in ("f16x2", "bf16x2"):
+        return None
+    if typ == "pred":
+        return bool(bits)
+    if typ and typ[0] == "s" and typ[1:].isdigit():
+        w = int(typ[1:])
+        return bits - (1 << w) if bits >> (w - 1) else bits
+    return bits
+
+
+def _json_value(bits, typ, width):
+    """One value for --json: bits as a number and as hex, the value as a number and as text,
+    and for .f16x2/.bf16x2 the two lanes (lane 0 = bits [15:0]) the same way."""
+    bits = int(bits)
+    doc = {"type": typ, "bits": bits, "hex": _hex(bits, width), "value": _number(bits, typ),
+           "text": decode(bits, typ)}
+    if typ in ("f16x2", "bf16x2"):
+        doc["lanes"] = [_json_value((bits >> (16 * k)) & 0xFFFF, typ[:-2], 16) for k in (0, 1)]
+        for lane in doc["lanes"]:
+            del lane["type"]
+    return doc
+
+
 def _hex(bits, width):
     if width == 1:
         return str(int(bool(bits)))
@@ -215,10 +249,8 @@ def cmd_eval(args, out):
     if args.json:
         json.dump({"spelling": str(form), "min_ptx": form.min_ptx_str,
                    "min_target": form.min_target,
-                   "operands": {n: {"type": f, "bits": _hex(v, w), "value": decode(v, f)}
-                                for n, f, v, w in rows[:-1]},
-                   "result": {"type": dtype, "bits": _hex(d, dw), "value": decode(d, dtype)}},
-                  out, indent=2)
+                   "operands": {n: _json_value(v, f, w) for n, f, v, w in rows[:-1]},
+                   "result": _json_value(d, dtype, dw)}, out, indent=2)
         out.write("\n")
         return 0
     out.write(f"{form}   (PTX {form.min_ptx_str}, {form.min_target})\n")
@@ -231,19 +263,31 @@ def cmd_eval(args, out):
 # --- check ------------------------------------------------------------------------------------
 
 def _read_source(path):
-    if path == "-":
-        return "<stdin>", sys.stdin.read()
+    """(name, text) of a file or of stdin ('-'), read the same way: bytes, decoded as UTF-8
+    (anything else is 'not a UTF-8 text file', with the position of the first bad byte)."""
+    name = "<stdin>" if path == "-" else path
     try:
-        with open(path, encoding="utf-8") as f:
-            return path, f.read()
+        if path == "-":
+            stdin = sys.stdin
+            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise CliError(f"{path}: is a directory") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{path}: not a UTF-8 text file") from None
     except OSError as e:
         raise CliError(f"{path}: {e.strerror or e}") from None
+    if isinstance(data, str):
+        return name, data
+    try:
+        return name, data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise CliError(f"{name}:{line}:{col}: not a UTF-8 text file (byte "
+                       f"0x{data[e.start]:02x})") from None
 
 
 def cmd_check(args, out):
@@ -254,21 +298,44 @@ def cmd_check(args, out):
     name, text = _read_source(args.file)
     report = check(text, target=args.target, version=args.version)
     errors = [d for d in report if d.severity == "error"]
+    warnings = [d for d in report if d.severity == "warning"]
+    counts = dict(sorted(report.unmodeled_counts.items(), key=lambda kv: (-kv[1], kv[0])))
     if args.json:
+        shown = [d for d in report if d.severity == "error"] if args.errors_only else report
         json.dump({"file": name, "ok": not errors,
                    "version": _vstr(getattr(report, "version", None)),
                    "target": getattr(report, "target", None),
-                   "modeled": getattr(report, "modeled", None),
-                   "unmodeled": getattr(report, "unmodeled", None),
+                   "errors": len(errors), "warnings": len(warnings),
+                   "instructions": report.modeled + report.unmodeled,
+                   "modeled": report.modeled, "unmodeled": report.unmodeled,
+                   "unmodeled_counts": counts,
                    "diagnostics": [{"line": d.line, "col": d.col, "severity": d.severity,
                                     "message": d.message, "rule": d.rule,
-                                    "ptxas": getattr(d, "ptxas", None)} for d in report]},
+                                    "ptxas": getattr(d, "ptxas", None)} for d in shown]},
                   out, indent=2)
         out.write("\n")
-    else:
-        for d in report:
-            where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
-            out.write(f"{where} {d.severity}: {d.message} [{d.rule}]\n")
+        return 1 if errors else 0
+    # default: errors, warnings and the notes about the whole text, then one summary line;
+    # one line per unmodelled instruction only with -vv (or for a bare spelling)
+    every = args.verbose >= 2 or report.kind == "spelling"
+    for d in report:
+        if d.rule == "summary" or (args.errors_only and d.severity != "error"):
+            continue
+        if d.rule == "unmodeled" and not every:
+            continue
+        where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
+        out.write(f"{where} {d.severity}: {d.message} [{d.rule}]\n")
+    if args.errors_only:
+        return 1 if errors else 0
+    if args.verbose >= 1 and counts:
+        out.write(f"{name}: info: not modeled: "
+                  + ", ".join(f"{k} {v}" for k, v in counts.items()) + " [unmodeled]\n")
+    n = report.modeled + report.unmodeled
+    plural = lambda k, w: f"{k} {w}{'s' if k != 1 else ''}"      # noqa: E731
+    out.write(f"{name}: {plural(len(errors), 'error')}, {plural(len(warnings), 'warning')}; "
+              f"{plural(n, 'instruction')}: {report.modeled} modeled by ptxfp and checked, "
+              f"{report.unmodeled} not modeled"
+              + ("" if args.verbose or not counts else " (-v: which)") + "\n")
     return 1 if errors else 0
 
 
@@ -334,10 +401,29 @@ def _show_type(name, res):
     return written or declared or "b" + str(width)
 
 
+class _in_file:
+    """Put the file name in front of a reader/interpreter error, as check's lines have it:
+    'k.ptx:2:3: ...' (or 'k.ptx: ...' without a position)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, e, tb):
+        if e is None or not isinstance(e, PtxfpError) or isinstance(e, CliError):
+            return False
+        msg = " ".join(str(e).split())
+        sep = "" if re.match(r"\d+:\d+: ", msg) else " "
+        raise CliError(f"{self.name}:{sep}{msg}") from e
+
+
 def cmd_run(args, out):
     from .ptx.interp import WIDTH, inputs_needed, prepare, run_detailed
     name, text = _read_source(args.file)
-    prog = prepare(text, entry=args.entry)
+    with _in_file(name):
+        prog = prepare(text, entry=args.entry)
     needed = inputs_needed(prog)
     sets = _group_sets(args.set)
     types = {n: i.type for n, i in needed.items()}
@@ -360,15 +446,20 @@ def cmd_run(args, out):
                        f"before it is set: give it with --set {first.name}=VALUE"
                        + (f" (also needed: {', '.join(missing[1:])})" if missing[1:] else ""))
     memory = _memory_arg(args.memory)
-    res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
+    with _in_file(name):
+        res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
     names = list(res.registers)
     if args.json:
         regs = {}
         for r in names:
             typ = _show_type(r, res)
             w = WIDTH.get(typ, res.registers[r].dtype.itemsize * 8)
-            regs[r] = {"type": typ, "bits": [_hex(b, w) for b in res.registers[r]],
-                       "values": [decode(b, typ) for b in res.registers[r]]}
+            vals = [_json_value(b, typ, w) for b in res.registers[r]]
+            regs[r] = {"type": typ, "bits": [v["bits"] for v in vals],
+                       "hex": [v["hex"] for v in vals], "values": [v["value"] for v in vals],
+                       "texts": [v["text"] for v in vals]}
+            if typ in ("f16x2", "bf16x2"):
+                regs[r]["lanes"] = [[lane["value"] for lane in v["lanes"]] for v in vals]
         doc = {"file": name, "threads": res.threads, "registers": regs}
         if res.memory is not None:
             doc["memory"] = res.memory.tobytes().hex()
@@ -409,28 +500,60 @@ def _forms():
     rows = []
     for s in isa.canonical_spellings():
         ins = parse(s)
-        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section))
+        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
     for s in cvt_spellings():
         ins = parse_cvt(s)
-        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section))
+        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
     return rows
+
+
+def _key(ins):
+    """One name per form: the canonical spelling with the rounding always written (add.f16
+    and add.rn.f16 are one form)."""
+    if getattr(ins, "opcode", "cvt") != "cvt" and getattr(ins, "rounding", None):
+        from . import isa
+        return isa.canonical_spelling(ins.opcode, ins.rounding, ins.modifiers, ins.types)
+    return str(ins)
+
+
+def _form_key(word):
+    """The canonical spelling of a legal spelling (``add.f16`` -> its form), else None."""
+    if not re.fullmatch(r"[a-z][a-z0-9]*(?:\.[a-z0-9]+)+", word):
+        return None
+    try:
+        return _key(_parse_form(word))
+    except PtxfpError:
+        return None
+
+
+def _matches(word, row):
+    """A list WORD: a legal spelling of a form (any order, defaults written or not: add.f16,
+    fma.rn.sat.f32.f16.sat), a glob over the spellings (fma.*.bf16x2, *relu*), or a part of
+    the spelling (bf16, .oob)."""
+    spelling, key = row[0], row[4]
+    w = word.lower()
+    if any(c in w for c in "*?["):
+        return fnmatch.fnmatchcase(spelling, w)
+    k = _form_key(w)
+    if k is not None:
+        return key == k
+    return w in spelling.lower()
 
 
 def cmd_list(args, out):
     rows = _forms()
     if args.pattern:
-        pats = [p.lower() for p in args.pattern]
-        rows = [r for r in rows if all(p in r[0].lower() for p in pats)]
+        rows = [r for r in rows if all(_matches(p, r) for p in args.pattern)]
     if args.json:
         json.dump([{"spelling": s, "min_ptx": v, "min_target": t, "section": sec}
-                   for s, v, t, sec in rows], out, indent=2)
+                   for s, v, t, sec, _ in rows], out, indent=2)
         out.write("\n")
         return 0
     if not rows:
         raise CliError(f"no form matches {' '.join(args.pattern)!r}")
     w = max(len(r[0]) for r in rows)
     out.write(f"{'form':<{w}}  PTX   target  section\n")
-    for s, v, t, sec in rows:
+    for s, v, t, sec, _ in rows:
         out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
     out.write(f"{len(rows)} forms\n")
     return 0
@@ -488,13 +611,19 @@ examples:
 """
 
 _CHECK_EPILOG = """\
-prints one line per finding: FILE:LINE:COL: SEVERITY: MESSAGE [RULE]
+prints one line per finding, FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then one summary line:
+  FILE: 2 errors, 0 warnings; 23 instructions: 2 modeled by ptxfp and checked, 21 not modeled
+-q prints the errors only; -v adds how many instructions of each name are not modeled, -vv one
+line per such instruction.  An opcode that is no PTX instruction at all (fmaa, ADD) is an error;
+one that PTX has but ptxfp does not model (ld, mma, tcgen05.alloc ...) is only counted.
 exit status: 1 when any finding is an error, 0 otherwise (2: the command itself failed).
 
 examples:
   ptxfp check kernel.ptx
   ptxfp check kernel.ptx --target sm_80 --version 7.0
   echo 'fma.rn.oob.relu.bf16x2' | ptxfp check - --target sm_90 --version 8.1
+  ptxfp check kernel.ptx -q             # errors only
+  ptxfp check kernel.ptx -v             # and the instructions not modeled, per name
   ptxfp check kernel.ptx --json
 """
 
@@ -521,6 +650,8 @@ _LIST_EPILOG = """\
 examples:
   ptxfp list                 # every form with the PTX ISA version and target it needs
   ptxfp list bf16 fma        # the forms whose spelling contains every word given
+  ptxfp list add.f16         # the form of any legal spelling (here add.rn.f16)
+  ptxfp list 'fma.*.relu.*'  # a glob over the spellings
   ptxfp list cvt --json
 """
 
@@ -556,6 +687,10 @@ def build_parser():
     c.add_argument("--target", metavar="sm_XX", help="override or supply .target")
     c.add_argument("--version", metavar="X.Y", help="override or supply .version")
     c.add_argument("--json", action="store_true", help="print JSON")
+    c.add_argument("-q", "--errors-only", action="store_true",
+                   help="print the errors only, no summary")
+    c.add_argument("-v", "--verbose", action="count", default=0,
+                   help="-v: count the instructions not modeled per name; -vv: one line each")
     c.set_defaults(fn=cmd_check)
 
     r = sub.add_parser("run", help="run PTX over threads and print the registers",
@@ -574,7 +709,8 @@ def build_parser():
                         description="List every instruction form ptxfp models, with the PTX "
                         "ISA version and target it needs.", epilog=_LIST_EPILOG,
                         formatter_class=fmt)
-    ls.add_argument("pattern", metavar="WORD", nargs="*", help="keep forms containing WORD")
+    ls.add_argument("pattern", metavar="WORD", nargs="*",
+                    help="keep the forms WORD names: a spelling, a glob, or a part")
     ls.add_argument("--json", action="store_true", help="print JSON")
     ls.set_defaults(fn=cmd_list)
 
@@ -605,6 +741,17 @@ def main(argv=None):
         return e.code if isinstance(e.code, int) else 0
     except (PtxfpError, ValueError) as e:
         msg = " ".join(str(e).split()) or type(e).__name__
+        if "--json" in argv:
+            # with --json the failure is JSON too (on stdout, exit status 2)
+            src = e.__cause__ if isinstance(e.__cause__, PtxfpError) else e
+            doc = {"error": {"message": msg, "kind": type(src).__name__,
+                             "rule": getattr(src, "rule", None)}}
+            m = re.match(r"(.*?):(\d+):(\d+): (.*)", msg)
+            if m and not m.group(1)[:1].isdigit():
+                doc["error"].update(file=m.group(1), line=int(m.group(2)), col=int(m.group(3)))
+            json.dump(doc, out, indent=2)
+            out.write("\n")
+            return 2
         print(f"{PROG}: error: {msg}", file=sys.stderr)
         return 2
     except BrokenPipeError:                       # e.g. piped into head

@@ -299,7 +299,16 @@ def tokenize(text):
         col = pos - line_start + 1
         if m is None:
             ch = text[pos]
-            raise PtxSyntaxError(f"syntax error near '{ch}': unexpected character", line, col, ch)
+            if ch.isprintable() and ord(ch) < 128:
+                raise PtxSyntaxError(f"syntax error near '{ch}': unexpected character", line,
+                                     col, ch)
+            # ptxas: "Unexpected non-ASCII character encountered on line N" (a UTF-8 BOM too);
+            # name the character, which a terminal may not show
+            import unicodedata
+            name = "byte order mark" if ch == "\ufeff" else unicodedata.name(ch, "")
+            what = f"U+{ord(ch):04X}" + (f" ({name.lower()})" if name else "")
+            kind = "non-ASCII" if ord(ch) >= 128 else "control"
+            raise PtxSyntaxError(f"unexpected {kind} character {what}", line, col, ch)
         kind = m.lastgroup
         if kind == "ws" or kind == "lc":
             pos = m.end()
