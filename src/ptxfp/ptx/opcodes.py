@@ -48,8 +48,8 @@ _GROUPS = {
     # 9.7.12 control flow
     "control": "bra brx.idx call ret exit",
     # 9.7.13 parallel synchronization and communication
-    "sync": "bar barrier bar.warp.sync barrier.cluster.arrive barrier.cluster.wait membar fence atom red red.async vote "
-            "vote.sync match.sync activemask redux.sync griddepcontrol elect.sync "
+    "sync": "bar barrier bar.warp.sync barrier.cluster.arrive barrier.cluster.wait membar "
+            "fence atom red red.async vote vote.sync match.sync activemask redux.sync griddepcontrol elect.sync "
             "mbarrier.init mbarrier.inval mbarrier.expect_tx mbarrier.complete_tx "
             "mbarrier.arrive mbarrier.arrive_drop mbarrier.test_wait mbarrier.try_wait "
             "mbarrier.pending_count cp.async.mbarrier.arrive tensormap.cp_fenceproxy "
