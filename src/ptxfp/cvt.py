@@ -33,16 +33,22 @@ Like every other form, the work is done on bit patterns in Numba kernels that ca
 rounding core; no NumPy float cast rounds anything here.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 from . import isa, kernels, nvidia, policy
 from .arith import decode
 from .errors import SpellingError
 from .formats import BF16, F16, F32
 from .rounding import MODES, RN, TINY_AFTER, round_pack
+if TYPE_CHECKING:
+    from .execute import Operand
 from .isa_cvt import (MODIFIER_ORDER, OTHER_TYPES, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                       TABLE, TYPES, CvtRow, canonical_spelling, canonical_spellings, forms)
 
@@ -284,30 +290,54 @@ def _width(fmt):
     return 16 if fmt in ("f16", "bf16") else 32
 
 
-def convert(spelling, *operands, out=None):
-    """Run one cvt form on bit patterns.
+@overload
+def convert(spelling: str | CvtInstruction, *operands: int, out: None = None) -> int: ...
+
+
+@overload
+def convert(spelling: str | CvtInstruction, *operands: Operand,
+            out: NDArray[Any] | None = None) -> Any: ...
+
+
+def convert(spelling: str | CvtInstruction, *operands: Operand,
+            out: NDArray[Any] | None = None) -> Any:
+    """Run one cvt form on bit patterns or on typed float arrays.
 
     ``spelling`` is a cvt spelling (``"cvt.rn.relu.bf16x2.f32"``) or a parsed CvtInstruction.
     ``operands`` are the source operands in PTX order, destination left out: ``(a,)`` for the
-    scalar forms, ``(a, b)`` for .f16x2/.bf16x2 (a lands in d[31:16], b in d[15:0]).  Python
-    ints or integer NumPy arrays, broadcast together: 32 bits for .f32 sources, 16 for
-    .f16/.bf16 sources.  Returns uint16 (.f16/.bf16) or uint32 arrays, or a Python int when
-    every operand is a scalar.  ``out``: an array to write the result into, as in
-    ``ptxfp.execute``; it is returned.
+    scalar forms, ``(a, b)`` for .f16x2/.bf16x2 (a lands in d[31:16], b in d[15:0]), broadcast
+    together.  As in ``ptxfp.execute``, each is bits (Python ints or integer arrays: 32 bits
+    for .f32 sources, 16 for .f16/.bf16 sources) or typed floats of the source's dtype
+    (``np.float32`` for .f32, ``np.float16``, ``ml_dtypes.bfloat16``).  Returns uint16
+    (.f16/.bf16) or uint32 arrays, or a Python int when every operand is a scalar; when any
+    operand is typed, the result is typed: an array of the destination's float dtype (for
+    .f16x2/.bf16x2 of shape (..., 2), lane 0 first, so ``[b, a]`` converted), or a NumPy
+    scalar.  ``out``: an array to write the result into, as in ``ptxfp.execute``; it is
+    returned.
+
+        >>> import numpy as np
+        >>> convert("cvt.rn.bf16.f32", np.array([1.0, 1 + 2**-8, 3.4e38], np.float32))
+        array([1, 1, inf], dtype=bfloat16)
     """
-    from .execute import as_bits, broadcast, check_count, check_out, unalias
+    from .execute import (broadcast, check_count, check_out, check_typed_out, read_operand,
+                          typed_result, unalias)
     ins = spelling if isinstance(spelling, CvtInstruction) else parse_cvt(spelling)
     names, fmts = ins.operand_names, ins.operand_formats
     check_count(ins.spelling, names, operands)
-    arrays = [as_bits(x, _width(f), f"operand {n} of '{ins.spelling}' (.{f})")
-              for x, n, f in zip(operands, names, fmts)]
+    arrays = []
+    typed = False
+    for x, n, f in zip(operands, names, fmts):
+        bits, t = read_operand(x, f, f"operand {n} of '{ins.spelling}' (.{f})")
+        arrays.append(bits)
+        typed = typed or t
     flat, shape, _, scalar = broadcast(ins.spelling, names, arrays)
     a = flat[0]
     b = flat[1] if len(flat) > 1 else a
     dtype = np.uint16 if ins.result_width == 16 else np.uint32
     given = out
     if given is not None:
-        out = check_out(ins.spelling, given, dtype, shape)
+        out = (check_typed_out(ins.spelling, given, ins.dtype, shape) if typed
+               else check_out(ins.spelling, given, dtype, shape))
         a, b = unalias([a, b], out)
     else:
         out = np.empty(a.size, dtype)
@@ -331,4 +361,6 @@ def convert(spelling, *operands, out=None):
     if given is not None:
         return given
     out = out.reshape(shape)
+    if typed:
+        return typed_result(out, ins.dtype, scalar)
     return int(out) if scalar else out

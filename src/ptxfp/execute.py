@@ -1,18 +1,34 @@
-"""``execute(spelling, *operands)``: check the operands, broadcast them, run the form's kernel."""
+"""``execute(spelling, *operands)``: check the operands, broadcast them, run the form's kernel.
+
+Operands are bit patterns (Python ints, integer arrays) or typed float arrays (``np.float16``,
+``ml_dtypes.bfloat16``, ``np.float32``, and torch tensors of those dtypes), which are read as
+their bits without a copy; when any operand is typed the result is typed too
+(``read_operand``, ``typed_result``; the rules are in docs/api.md, "Operands").
+"""
+
+from __future__ import annotations
 
 import numbers
+import sys
 import threading
+from typing import Any, Sequence, Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import kernels, policy
 from .errors import OperandError
-from .formats import FORMATS, F32
+from .formats import (DTYPE_SPELLING, FORMATS, F32, PACKED, is_float_dtype, lane_of)
 from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
 from .spelling import Instruction, parse
 
+#: what execute and convert take as one operand: bits (a Python int, an integer array), typed
+#: floats (a float16/bfloat16/float32 array or NumPy scalar), or anything NumPy reads as an array
+#: (a torch tensor included)
+Operand = Union[int, np.generic, ArrayLike]
 
-def as_bits(x, width, what):
+
+def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
     """``x`` (a Python int or an integer array) as a uint16/uint32 array, range-checked."""
     dtype = np.uint16 if width == 16 else np.uint32
     if type(x) is np.ndarray and x.dtype == dtype:
@@ -30,17 +46,20 @@ def as_bits(x, width, what):
         raise OperandError(f"{what}: bits must be integers, got the float {x!r} "
                            "(encode floats with ptxfp.to_bits)")
     try:
-        arr = np.asarray(x)
+        arr = x if isinstance(x, np.ndarray) else np.asarray(x)
     except (OverflowError, ValueError, TypeError) as exc:
         raise OperandError(f"{what}: cannot read bit patterns from {type(x).__name__}: {exc}") \
             from None
     if arr.dtype.kind not in "iu":
-        kind = {"f": "floats", "b": "booleans", "c": "complex numbers"}.get(arr.dtype.kind)
+        kind = "floats" if is_float_dtype(arr.dtype) else {
+            "b": "booleans", "c": "complex numbers"}.get(arr.dtype.kind)
         if kind is None and arr.dtype.kind == "O" and arr.size and all(
                 isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in arr.flat):
             kind = "integers wider than 64 bits"
-        raise OperandError(f"{what}: bits must be an integer array, got {kind or arr.dtype}"
-                           + (" (encode floats with ptxfp.to_bits)" if kind == "floats" else ""))
+        raise OperandError(f"{what}: bits must be an integer array, got "
+                           + (f"{arr.dtype} floats (encode floats with ptxfp.to_bits, or "
+                              f"reinterpret stored bit patterns with .view(np.uint{width}))"
+                              if kind == "floats" else f"{kind or arr.dtype}"))
     if arr.dtype == dtype:
         return arr
     if arr.size:
@@ -51,6 +70,119 @@ def as_bits(x, width, what):
                                if bad >= 0 else f"{what}: negative value {bad}; bit patterns "
                                f"are unsigned {width}-bit integers")
     return arr.astype(dtype)
+
+
+def _dtype_fix(got: str, fmt: str, what: str, itemsize: int) -> str:
+    """The message for float values whose dtype does not match the operand's format."""
+    lane = lane_of(fmt)
+    want = DTYPE_SPELLING[lane.name]
+    shape = " of shape (..., 2), lane 0 first," if fmt in PACKED else ""
+    uint = f"np.uint{lane.width}"
+    msg = (f"{what}: got {got} values; a .{fmt} operand takes {want} values{shape} or "
+           f"{'uint32' if fmt in PACKED or lane.width == 32 else 'uint16'} bit patterns. "
+           f"To compute on these values, round them first (x.astype({want}), or "
+           f"ptxfp.to_bits(x, '{fmt}') for one correct rounding)")
+    if itemsize * 8 == lane.width:
+        msg += f"; if they are {lane.name} bit patterns stored as {got}, reinterpret them " \
+               f"with x.view({uint})"
+    return msg
+
+
+def _from_torch(x: Any, what: str) -> NDArray[Any]:
+    """A CPU torch tensor as a NumPy array over the same memory (through DLPack)."""
+    torch = sys.modules["torch"]
+    if x.device.type != "cpu":
+        raise OperandError(f"{what}: the torch tensor is on {x.device}; ptxfp computes on the "
+                           "CPU (pass x.cpu())")
+    x = x.detach()                        # a view, no copy
+    try:
+        if x.dtype == torch.bfloat16:     # DLPack has no bfloat16 that NumPy reads: by its bits
+            arr: NDArray[Any] = np.from_dlpack(x.view(torch.int16)).view(
+                FORMATS["bf16"].float_dtype)
+            return arr
+        return np.from_dlpack(x)
+    except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+        raise OperandError(f"{what}: cannot read a torch {x.dtype} tensor without a copy "
+                           f"({exc}); pass a float16/bfloat16/float32 or integer tensor") \
+            from None
+
+
+def read_operand(x: object, fmt: str, what: str) -> tuple[NDArray[Any], bool]:
+    """Operand ``x`` of format ``fmt`` as its bit patterns, and whether it came as typed floats.
+
+    Integers (Python ints, integer arrays) are bits, range-checked (``as_bits``).  Float arrays
+    and NumPy float scalars must have the format's float dtype (np.float16 for .f16,
+    ml_dtypes.bfloat16 for .bf16, np.float32 for .f32; for .f16x2/.bf16x2 the lane dtype with a
+    last axis of 2, lane 0 first); they are reinterpreted, not rounded.  CPU torch tensors are
+    read through DLPack without a copy.  Python floats and floats of another dtype are refused
+    with the fix in the message: ptxfp never rounds an operand silently."""
+    arr: NDArray[Any] | None = None
+    if isinstance(x, np.ndarray):
+        arr = x
+    elif isinstance(x, np.generic):
+        if is_float_dtype(x.dtype):
+            arr = np.asarray(x)
+    elif isinstance(x, float):
+        lane = lane_of(fmt)
+        raise OperandError(
+            f"{what}: got the Python float {x!r}; operands are bit patterns (ints) or "
+            f"{DTYPE_SPELLING[lane.name]} values, and ptxfp does not round an operand silently: "
+            f"pass {DTYPE_SPELLING[lane.name]}({x!r}) (rounds to nearest even) or "
+            f"ptxfp.to_bits({x!r}, '{fmt}')")
+    elif type(x).__module__.split(".")[0] == "torch" and hasattr(x, "__dlpack__"):
+        arr = _from_torch(x, what)
+    if arr is None or not is_float_dtype(arr.dtype):
+        return as_bits(x if arr is None else arr, 32 if fmt in PACKED else lane_of(fmt).width,
+                       what), False
+    lane = lane_of(fmt)
+    if arr.dtype != lane.float_dtype:
+        got = str(arr.dtype) if arr.dtype.isnative else f"{arr.dtype.str} (non-native byte order)"
+        raise OperandError(_dtype_fix(got, fmt, what, arr.dtype.itemsize))
+    bits = arr.view(lane.dtype)
+    if fmt not in PACKED:
+        return bits, True
+    if bits.ndim == 0 or bits.shape[-1] != 2:
+        raise OperandError(f"{what}: {DTYPE_SPELLING[lane.name]} values of a .{fmt} operand have "
+                           f"shape (..., 2), lane 0 first; got shape {bits.shape}")
+    wide = bits.astype(np.uint32)
+    return wide[..., 0] | (wide[..., 1] << np.uint32(16)), True
+
+
+def typed_result(bits: NDArray[Any], fmt: str, scalar: bool) -> Any:
+    """Result ``bits`` of format ``fmt`` as floats of its dtype: shape (..., 2), lane 0 first,
+    for .f16x2/.bf16x2; a NumPy scalar when ``scalar``."""
+    lane = lane_of(fmt)
+    if fmt in PACKED:
+        if sys.byteorder == "little":
+            lanes = np.ascontiguousarray(bits).reshape(-1).view(np.uint16)
+        else:
+            lanes = np.stack([(bits & np.uint32(0xFFFF)).astype(np.uint16),
+                              (bits >> np.uint32(16)).astype(np.uint16)], axis=-1)
+        return lanes.reshape(bits.shape + (2,)).view(lane.float_dtype)
+    out = bits.view(lane.float_dtype)
+    return out[()] if scalar else out
+
+
+def check_typed_out(spelling: str, out: object, fmt: str, shape: Sequence[int]
+                    ) -> NDArray[Any]:
+    """Raise OperandError unless ``out`` can take a typed result of ``fmt`` and the operands'
+    broadcast ``shape`` (plus a last axis of 2 for the packed formats); return its bits as a
+    1-D view."""
+    lane = lane_of(fmt)
+    shape = tuple(shape) + ((2,) if fmt in PACKED else ())
+    what = f"out of '{spelling}'"
+    if isinstance(out, np.ndarray) and out.dtype != lane.float_dtype \
+            and out.dtype.kind in "iu" and not is_float_dtype(out.dtype):
+        raise OperandError(f"{what}: the operands are typed floats, so the result is "
+                           f"{DTYPE_SPELLING[lane.name]} values: pass an out array of that dtype "
+                           f"(or out.view({DTYPE_SPELLING[lane.name]}))")
+    flat = check_out(spelling, out, lane.float_dtype, shape).view(lane.dtype)
+    if fmt in PACKED:
+        if sys.byteorder != "little":
+            raise OperandError(f"{what}: a packed typed out= needs a little-endian machine; "
+                               "leave out= away")
+        flat = flat.view(np.uint32)
+    return flat
 
 
 #: policy.ftz_tininess -> the kernels' constant (rounding.TINY_*)
@@ -79,12 +211,13 @@ class _Form:
     """What execute needs of one spelling, worked out once: the parsed instruction, operand
     widths, and (per policy object) the kernel spec and compiled kernel."""
 
-    __slots__ = ("ins", "names", "widths", "dtypes", "limits", "whats", "out_dtype", "order",
-                 "state", "local")
+    __slots__ = ("ins", "names", "fmts", "widths", "dtypes", "limits", "whats", "out_dtype",
+                 "order", "state", "local")
 
-    def __init__(self, ins):
+    def __init__(self, ins: Instruction) -> None:
         self.ins = ins
         self.names = ins.operand_names
+        self.fmts = ins.operand_formats
         self.whats = tuple(f"operand {n} of '{ins.spelling}' (.{f})"
                            for n, f in zip(self.names, ins.operand_formats))
         self.widths = tuple(_width(f) for f in ins.operand_formats)
@@ -145,19 +278,45 @@ def _form(spelling):
     return f
 
 
-def execute(spelling, *operands, out=None):
-    """Run one instruction form on bit patterns.
+@overload
+def execute(spelling: str | Instruction, *operands: int, out: None = None) -> int: ...
+
+
+@overload
+def execute(spelling: str | Instruction, *operands: Operand,
+            out: NDArray[Any] | None = None) -> Any: ...
+
+
+def execute(spelling: str | Instruction, *operands: Operand,
+            out: NDArray[Any] | None = None) -> Any:
+    """Run one instruction form on bit patterns or on typed float arrays.
 
     ``spelling`` is an instruction spelling (``"fma.rn.relu.bf16x2"``) or a parsed Instruction.
-    ``operands`` are the source operands in PTX order (destination left out): Python ints or
-    integer NumPy arrays, broadcast together; 16 bits wide for .f16/.bf16, 32 for
-    .f16x2/.bf16x2 and for the .f32 operand c of the mixed forms.  Returns the destination bits
-    as a uint16/uint32 array of the broadcast shape, or a Python int when every operand is a
-    scalar.
+    ``operands`` are the source operands in PTX order (destination left out), broadcast
+    together, each one of:
+
+    - bits: Python ints or integer NumPy arrays, 16 bits wide for .f16/.bf16, 32 for
+      .f16x2/.bf16x2 (lane 0 in bits [15:0]) and for .f32 (the operand c of the mixed forms);
+    - typed floats: arrays (or NumPy scalars) of the operand's float dtype, ``np.float16`` for
+      .f16, ``ml_dtypes.bfloat16`` for .bf16, ``np.float32`` for .f32, and for .f16x2/.bf16x2
+      the lane dtype with a last axis of 2 (lane 0 first); CPU torch tensors of those dtypes.
+      They are reinterpreted as bits, never rounded.  Python floats and floats of any other
+      dtype are refused (OperandError says how to convert them).
+
+    Returns the destination bits as a uint16/uint32 array of the broadcast shape, or a Python
+    int when every operand is a scalar.  When any operand is typed, the destination comes back
+    typed instead: an array of the result format's float dtype (shape (..., 2) for the packed
+    formats), or a NumPy float scalar when every operand is a scalar.
 
     ``out``, as in NumPy's ufuncs, is an array to write the result into instead of a new one
-    (C-contiguous, writeable, of the result's dtype and the broadcast shape); it is returned.
-    It may be one of the operands; sweeps that call a form many times save the allocation.
+    (C-contiguous, writeable, of the result's dtype, bits or typed as above, and shape); it is
+    returned.  It may be one of the operands; sweeps that call a form many times save the
+    allocation.
+
+        >>> import numpy as np, ml_dtypes
+        >>> x = np.array([1.0, 2.0, 3.0], dtype=ml_dtypes.bfloat16)
+        >>> execute("fma.rn.bf16", x, x, x)
+        array([2, 6, 12], dtype=bfloat16)
     """
     form = _form(spelling)
     ins, names = form.ins, form.names
@@ -174,14 +333,20 @@ def execute(spelling, *operands, out=None):
         o = form.order
         kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
         return int(res[0])
-    arrays = [as_bits(x, w, what) for x, w, what in zip(operands, form.widths, form.whats)]
+    arrays = []
+    typed = False
+    for x, f, what in zip(operands, form.fmts, form.whats):
+        bits, t = read_operand(x, f, what)
+        arrays.append(bits)
+        typed = typed or t
     flat, shape, n, scalar = broadcast(ins.spelling, names, arrays)
     o = form.order
     srcs = [flat[o[0]], flat[o[1]], flat[o[2]]]
     if out is None:
         dst = np.empty(n, form.out_dtype)
     else:
-        dst = check_out(ins.spelling, out, form.out_dtype, shape)
+        dst = (check_typed_out(ins.spelling, out, ins.dtype, shape) if typed
+               else check_out(ins.spelling, out, form.out_dtype, shape))
         srcs = unalias(srcs, dst)
     if n:
         spec, kernel = form.kernel()
@@ -189,6 +354,8 @@ def execute(spelling, *operands, out=None):
     if out is not None:
         return out
     dst = dst.reshape(shape)
+    if typed:
+        return typed_result(dst, ins.dtype, scalar)
     return int(dst) if scalar else dst
 
 
