@@ -3,7 +3,11 @@
     >>> import ptxfp
     >>> hex(ptxfp.execute("fma.rn.bf16", 0x3F82, 0x3FA0, 0x0001))
     '0x3fa3'
+
+The public API (signatures, operand and dtype rules, errors, policies) is in docs/api.md.
 """
+
+from __future__ import annotations
 
 from . import isa, policy
 from .errors import FormatError, OperandError, PtxfpError, SpellingError
@@ -13,7 +17,7 @@ from .ptx.interp import run
 from .formats import from_bits, to_bits
 from .policy import Policy
 from .spelling import Instruction, parse
-from .ptx.check import check
+from .ptx.check import Diagnostic, Report, check
 
 __version__ = "0.1.0"
 
@@ -22,11 +26,12 @@ __all__ = [
     "PtxfpError", "SpellingError", "OperandError", "FormatError", "isa", "policy",
     "convert",
     "run",
-    "check",
+    "check", "Report", "Diagnostic",
+    "__version__",
 ]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Policy:
     # POLICY is read live, so that policy.using(...) is seen through ptxfp.POLICY too.
     if name == "POLICY":
         return policy.current()

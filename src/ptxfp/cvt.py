@@ -36,7 +36,7 @@ rounding core; no NumPy float cast rounds anything here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn, overload
 
 import numpy as np
 from numba import njit
@@ -63,69 +63,69 @@ class CvtInstruction(isa.Requirement):
     """One parsed cvt spelling, with everything the table says about it."""
     dtype: str
     atype: str
-    rounding: object                  #: 'rn'/'rz'/'rm'/'rp', or None (widening, none written)
+    rounding: str | None              #: 'rn'/'rz'/'rm'/'rp', or None (widening, none written)
     rounding_explicit: bool
     ftz: bool
     sat: bool
     relu: bool
     satfinite: bool
-    min_ptx: tuple
+    min_ptx: tuple[int, int]
     min_sm: int
     spelling: str = field(compare=False)
     row: CvtRow = field(compare=False, repr=False)
     opcode: str = "cvt"
 
     @property
-    def types(self):
+    def types(self) -> tuple[str, str]:
         return (self.dtype, self.atype)
 
     @property
-    def narrowing(self):
+    def narrowing(self) -> bool:
         return self.atype == "f32"
 
     @property
-    def lanes(self):
+    def lanes(self) -> int:
         return 2 if self.dtype.endswith("x2") else 1
 
     @property
-    def result_format(self):
+    def result_format(self) -> str:
         return _LANE[self.dtype].name
 
     @property
-    def result_type(self):
+    def result_type(self) -> str:
         return self.dtype
 
     @property
-    def modifiers(self):
+    def modifiers(self) -> frozenset[str]:
         return frozenset(m for m in MODIFIER_ORDER if getattr(self, m))
 
     @property
-    def operand_names(self):
+    def operand_names(self) -> tuple[str, ...]:
         """Source operand names in PTX order (destination excluded)."""
         return ("a", "b") if self.lanes == 2 else ("a",)
 
     @property
-    def operand_formats(self):
+    def operand_formats(self) -> tuple[str, ...]:
         return ("f32",) * len(self.operand_names) if self.narrowing else (self.atype,)
 
     @property
-    def result_width(self):
+    def result_width(self) -> int:
         return 16 if self.dtype in ("f16", "bf16") else 32
 
-    def __str__(self):
+    def __str__(self) -> str:
         return canonical_spelling(self.rounding if self.rounding_explicit else None,
                                   self.modifiers, self.types)
 
 
-def _fail(spelling, token, rule, message):
+def _fail(spelling: str, token: str | None, rule: str, message: str) -> NoReturn:
     raise SpellingError(f"{message} in '{spelling}'", spelling=spelling, token=token, rule=rule)
 
 
-def _dotted(names):
+def _dotted(names: Iterable[str]) -> str:
     return ", ".join("." + n for n in names)
 
 
-def parse_cvt(spelling):
+def parse_cvt(spelling: str) -> CvtInstruction:
     """Parse and validate a cvt spelling against the cvt table (isa_cvt.py); raise
     SpellingError naming the bad token.
 
@@ -142,7 +142,9 @@ def parse_cvt(spelling):
         _fail(text, None, "syntax", "empty token (misplaced '.')")
     if tokens[0] != "cvt":
         _fail(text, tokens[0], "unknown-instruction", f"'{tokens[0]}' is not a cvt spelling")
-    roundings, mods, types = [], set(), []
+    roundings: list[str] = []
+    mods: set[str] = set()
+    types: list[str] = []
     for t in tokens[1:]:
         if t in ROUNDING_TOKENS:
             if roundings:
@@ -180,7 +182,7 @@ def parse_cvt(spelling):
               f"illegal rounding modifier '.{rnd}' for 'cvt{tname}'"
               + (f" (allowed: {_dotted(allowed)})" if allowed
                  else " (an exact widening takes none)"))
-    allowed_mods = set().union(*(r.modifiers for r in rows))
+    allowed_mods: set[str] = set().union(*(r.modifiers for r in rows))
     for m in sorted(mods, key=MODIFIER_ORDER.index):
         if m not in allowed_mods:
             _fail(text, "." + m, "illegal-modifier",
@@ -195,7 +197,7 @@ def parse_cvt(spelling):
     fits = [r for r in by_mods if rnd is None or rnd in r.roundings]
     if not fits:
         allowed = sorted({m for r in by_mods for m in r.roundings}, key=ROUNDINGS.index)
-        _fail(text, "." + rnd, "illegal-rounding",
+        _fail(text, f".{rnd}", "illegal-rounding",
               f"illegal rounding modifier '.{rnd}' for 'cvt{tname}' with "
               f"{_dotted(sorted(mods, key=MODIFIER_ORDER.index))} (allowed: {_dotted(allowed)})")
     # Several rows can fit (cvt.rn.f16.f32 is in the rows with and without .ftz): take the
@@ -223,7 +225,7 @@ _F32_ONE = F32.one
 
 
 @njit(inline="always")
-def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_mz, relu_mz,
+def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_mz, relu_mz,  # type: ignore[no-untyped-def]  # noqa: E501
             nan_bits):
     """One f32 bit pattern to an f16/bf16 bit pattern."""
     x = decode(a, 8, 23, ftz)                       # .ftz: f32 subnormal input -> signed zero
@@ -235,11 +237,11 @@ def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_m
                          nan_bits)
 
 
-def _make_kernels(SOURCE_KEY):
+def _make_kernels(SOURCE_KEY: int) -> tuple[Any, Any]:
     """The cvt array kernels, disk-cached under the checksum of their inlined callees and run
     in the default floating-point environment, like the arithmetic kernels (kernels.py)."""
 
-    def narrow_kernel(a, b, out, start, stop, lanes, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat,
+    def narrow_kernel(a, b, out, start, stop, lanes, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat,  # type: ignore[no-untyped-def]  # noqa: E501
                       relu, satfinite, sat_mz, relu_mz, nan_bits):
         if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
             return
@@ -252,9 +254,9 @@ def _make_kernels(SOURCE_KEY):
                              satfinite, sat_mz, relu_mz, nan_bits)
                 r = (r << 16) | lo                  # a -> d[31:16], b -> d[15:0]
             out[i] = r
-        kernels._fpenv_leave(env)
+        kernels._fpenv_leave(env)  # type: ignore[call-arg]
 
-    def widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, nan_mode, nan_bits):
+    def widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, nan_mode, nan_bits):  # type: ignore[no-untyped-def]  # noqa: E501
         # nan_mode: the index of policy.widen_nan in policy.WIDEN_NAN (0 canonical, 1 payload,
         # 2 quiet)
         if SOURCE_KEY < 0:
@@ -272,7 +274,7 @@ def _make_kernels(SOURCE_KEY):
                 if nan_mode == 2:
                     bits |= 0x00400000              # the quiet bit (f32 fraction bit 22)
             out[i] = bits
-        kernels._fpenv_leave(env)
+        kernels._fpenv_leave(env)  # type: ignore[call-arg]
 
     return (kernels.jit_cached(narrow_kernel, ("cvt-narrow", SOURCE_KEY), nogil=True),
             kernels.jit_cached(widen_kernel, ("cvt-widen", SOURCE_KEY), nogil=True))
@@ -281,12 +283,13 @@ def _make_kernels(SOURCE_KEY):
 _narrow_kernel, _widen_kernel = _make_kernels(kernels._SOURCE_KEY)
 
 
-def _run(kernel, a, b, out, args):
+def _run(kernel: Callable[..., None], a: NDArray[Any], b: NDArray[Any], out: NDArray[Any],
+         args: tuple[Any, ...]) -> NDArray[Any]:
     kernels.split(lambda start, stop: kernel(a, b, out, start, stop, *args), out.size)
     return out
 
 
-def _width(fmt):
+def _width(fmt: str) -> int:
     return 16 if fmt in ("f16", "bf16") else 32
 
 
@@ -326,8 +329,8 @@ def convert(spelling: str | CvtInstruction, *operands: Operand,
     check_count(ins.spelling, names, operands)
     arrays = []
     typed = False
-    for x, n, f in zip(operands, names, fmts):
-        bits, t = read_operand(x, f, f"operand {n} of '{ins.spelling}' (.{f})")
+    for x, n, fm in zip(operands, names, fmts):
+        bits, t = read_operand(x, fm, f"operand {n} of '{ins.spelling}' (.{fm})")
         arrays.append(bits)
         typed = typed or t
     flat, shape, _, scalar = broadcast(ins.spelling, names, arrays)
@@ -345,8 +348,8 @@ def convert(spelling: str | CvtInstruction, *operands: Operand,
     if a.size:
         if ins.narrowing:
             f = _LANE[ins.dtype]
-            args = (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
-                    MODES[ins.rounding], ins.ftz, ins.sat, ins.relu, ins.satfinite,
+            args: tuple[Any, ...] = (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
+                    MODES[ins.rounding or "rn"], ins.ftz, ins.sat, ins.relu, ins.satfinite,
                     pol.sat_minus_zero_to_plus, pol.relu_minus_zero_to_plus,
                     pol.canonical_nan(ins.dtype))
             _run(_narrow_kernel, a, b, out, args)

@@ -5,6 +5,8 @@ already catch ``ValueError`` keep working.  Messages name the offending token or
 rule it breaks.
 """
 
+from __future__ import annotations
+
 
 class PtxfpError(ValueError):
     """Base class of every error ptxfp raises for bad input."""
@@ -13,7 +15,8 @@ class PtxfpError(ValueError):
 class SpellingError(PtxfpError):
     """An instruction spelling that is unknown or illegal (names the token and the rule)."""
 
-    def __init__(self, message, *, spelling=None, token=None, rule=None):
+    def __init__(self, message: str, *, spelling: str | None = None, token: str | None = None,
+                 rule: str | None = None) -> None:
         super().__init__(message)
         self.spelling = spelling
         self.token = token

@@ -190,7 +190,7 @@ _TININESS = {policy.TININESS_AFTER: TINY_AFTER, policy.TININESS_BEFORE: TINY_BEF
              policy.TININESS_AFTER_IEEE: TINY_UNBOUNDED}
 
 
-def _spec(ins, pol):
+def _spec(ins: Instruction, pol: policy.Policy) -> Any:
     lane = FORMATS[ins.lane_format]
     res = FORMATS[ins.result_format]
     return kernels.Spec(
@@ -203,7 +203,7 @@ def _spec(ins, pol):
         nan_bits=pol.canonical_nan(ins.result_format))
 
 
-def _width(fmt):
+def _width(fmt: str) -> int:
     return 16 if fmt in ("f16", "bf16") else 32
 
 
@@ -221,9 +221,10 @@ class _Form:
         self.whats = tuple(f"operand {n} of '{ins.spelling}' (.{f})"
                            for n, f in zip(self.names, ins.operand_formats))
         self.widths = tuple(_width(f) for f in ins.operand_formats)
-        self.dtypes = tuple(np.dtype(np.uint16 if w == 16 else np.uint32) for w in self.widths)
+        self.dtypes = tuple(np.dtype(np.uint16) if w == 16 else np.dtype(np.uint32)
+                            for w in self.widths)
         self.limits = tuple(1 << w for w in self.widths)
-        self.out_dtype = np.dtype(np.uint32 if _width(ins.dtype) == 32 else np.uint16)
+        self.out_dtype = np.dtype(np.uint32) if _width(ins.dtype) == 32 else np.dtype(np.uint16)
         # positions of (a, b, c) in the operand list
         if ins.opcode == "fma":
             self.order = (0, 1, 2)
@@ -231,10 +232,10 @@ class _Form:
             self.order = (0, 0, 1)
         else:
             self.order = (0, 1, 0)
-        self.state = None                # (policy, spec, kernel)
+        self.state: tuple[policy.Policy, Any, Any] | None = None   # (policy, spec, kernel)
         self.local = threading.local()   # per-thread 1-element buffers for scalar calls
 
-    def kernel(self):
+    def kernel(self) -> tuple[Any, Any]:
         pol = policy.current()
         st = self.state
         if st is None or st[0] is not pol:
@@ -242,29 +243,30 @@ class _Form:
             st = self.state = (pol, spec, kernels.kernel_for(spec))
         return st[1], st[2]
 
-    def buffers(self):
-        bufs = getattr(self.local, "bufs", None)
+    def buffers(self) -> tuple[list[NDArray[Any]], NDArray[Any]]:
+        bufs: tuple[list[NDArray[Any]], NDArray[Any]] | None = getattr(self.local, "bufs", None)
         if bufs is None:
             ops = [np.zeros(1, dt) for dt in self.dtypes]
             bufs = self.local.bufs = (ops, np.zeros(1, self.out_dtype))
         return bufs
 
 
-_forms = {}
+_forms: dict[object, Any] = {}
 _forms_lock = threading.Lock()
 
 
-def _form(spelling):
+def _form(spelling: str | Instruction) -> _Form:
     if type(spelling) is str:
-        f = _forms.get(spelling)
-        if f is not None:
-            return f
-        key = spelling
+        hit: _Form | None = _forms.get(spelling)
+        if hit is not None:
+            return hit
+        key: object = spelling
     elif isinstance(spelling, Instruction):
         # Keyed by identity: hashing a frozen dataclass costs more than the whole scalar call.
-        hit = _forms.get(id(spelling))
-        if hit is not None and hit[0] is spelling:
-            return hit[1]
+        pair = _forms.get(id(spelling))
+        if pair is not None and pair[0] is spelling:
+            form: _Form = pair[1]
+            return form
         key = id(spelling)
     else:
         key = None
@@ -353,13 +355,14 @@ def execute(spelling: str | Instruction, *operands: Operand,
         kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
     if out is not None:
         return out
-    dst = dst.reshape(shape)
+    res = dst.reshape(shape)
     if typed:
-        return typed_result(dst, ins.dtype, scalar)
-    return int(dst) if scalar else dst
+        return typed_result(res, ins.dtype, scalar)
+    return int(res) if scalar else res
 
 
-def check_out(spelling, out, dtype, shape):
+def check_out(spelling: str, out: object, dtype: np.dtype[Any] | type[Any],
+              shape: Sequence[int]) -> NDArray[Any]:
     """Raise OperandError unless ``out`` can take a result of ``dtype`` and ``shape``; return
     it as a 1-D view."""
     what = f"out of '{spelling}'"
@@ -375,7 +378,7 @@ def check_out(spelling, out, dtype, shape):
     return out.reshape(-1)
 
 
-def unalias(srcs, dst):
+def unalias(srcs: Sequence[NDArray[Any]], dst: NDArray[Any]) -> list[NDArray[Any]]:
     """The 1-D operand arrays, with any that overlaps ``dst`` other than as ``dst`` itself
     copied first (each lane reads its operands before its result is written, so an operand
     that is the destination is fine; a shifted overlap is not)."""
@@ -390,7 +393,7 @@ def unalias(srcs, dst):
     return out
 
 
-def check_count(spelling, names, operands):
+def check_count(spelling: str, names: Sequence[str], operands: Sequence[object]) -> None:
     """Raise OperandError unless there is one operand per source operand name."""
     if len(operands) != len(names):
         raise OperandError(
@@ -398,7 +401,8 @@ def check_count(spelling, names, operands):
             f"({', '.join(names)}), got {len(operands)}")
 
 
-def broadcast(spelling, names, arrays):
+def broadcast(spelling: str, names: Sequence[str], arrays: Sequence[NDArray[Any]]
+              ) -> tuple[list[NDArray[Any]], tuple[int, ...], int, bool]:
     """Broadcast checked operand arrays together.
 
     Returns (contiguous 1-D arrays, shape, element count, all operands were scalars)."""
@@ -420,7 +424,7 @@ def broadcast(spelling, names, arrays):
     return [_flat(a, shape, n) for a in arrays], shape, n, scalar
 
 
-def _flat(a, shape, n):
+def _flat(a: NDArray[Any], shape: tuple[int, ...], n: int) -> NDArray[Any]:
     """``a`` broadcast to ``shape`` as a contiguous 1-D array."""
     if a.shape == shape:
         return np.ascontiguousarray(a).reshape(-1)

@@ -5,12 +5,15 @@ it takes (and whether one is required), the modifiers it may carry (and those it
 and the PTX ISA version and target it needs.  The spelling parser, the validator, the dispatcher,
 the CLI listing, the docs and the test generators all read this table; a new form is a new row.
 
-Sources: PTX ISA 9.7.4.1-9.7.4.4 and 9.7.5 (shared/spec), with the legal spellings and
+Sources: PTX ISA manual sections 9.7.4.1-9.7.4.4 and 9.7.5, with the legal spellings and
 requirements checked against ptxas 13.0 (docs/ptxas-findings.md, tests/data/ptxas).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from itertools import combinations, product
+from typing import Iterable, Iterator
 
 ROUNDINGS = ("rn", "rz", "rm", "rp")
 MODIFIERS = ("ftz", "sat", "relu", "oob")
@@ -35,23 +38,23 @@ class Row:
     opcode: str
     dtype: str                    #: destination type (.f32 for the mixed forms)
     atype: str                    #: type of a (and b); equal to dtype unless mixed
-    roundings: tuple              #: rounding modes accepted
+    roundings: tuple[str, ...]    #: rounding modes accepted
     rounding_required: bool
-    modifiers: frozenset          #: modifiers that may appear
-    required: frozenset           #: modifiers that must appear
-    min_ptx: tuple                #: (major, minor)
+    modifiers: frozenset[str]     #: modifiers that may appear
+    required: frozenset[str]      #: modifiers that must appear
+    min_ptx: tuple[int, int]      #: (major, minor)
     min_sm: int
     section: str                  #: PTX ISA manual section
 
     @property
-    def mixed(self):
+    def mixed(self) -> bool:
         return self.dtype != self.atype
 
     @property
-    def type_tokens(self):
+    def type_tokens(self) -> tuple[str, ...]:
         return (self.dtype, self.atype) if self.mixed else (self.dtype,)
 
-    def modifier_sets(self):
+    def modifier_sets(self) -> Iterator[frozenset[str]]:
         """Every modifier combination this row accepts."""
         free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
         for k in range(len(free) + 1):
@@ -59,13 +62,15 @@ class Row:
                 yield frozenset(self.required | set(extra))
 
 
-def _rows(opcodes, types, roundings, required_rnd, modifiers, required, ptx, sm, section):
+def _rows(opcodes: Iterable[str], types: Iterable[tuple[str, str]], roundings: Iterable[str],
+          required_rnd: bool, modifiers: Iterable[str], required: Iterable[str],
+          ptx: tuple[int, int], sm: int, section: str) -> list[Row]:
     return [Row(op, d, a, tuple(roundings), required_rnd, frozenset(modifiers),
                 frozenset(required), ptx, sm, section)
             for op in opcodes for (d, a) in types]
 
 
-_F16 = [("f16", "f16"), ("f16x2", "f16x2")]
+_F16: list[tuple[str, str]] = [("f16", "f16"), ("f16x2", "f16x2")]
 _BF16 = [("bf16", "bf16"), ("bf16x2", "bf16x2")]
 _MIXED = [("f32", "f16"), ("f32", "bf16")]
 
@@ -91,23 +96,28 @@ TABLE = (
 class Requirement:
     """``min_ptx`` (major, minor) and ``min_sm`` printed as PTX spells them."""
 
+    min_ptx: tuple[int, int]
+    min_sm: int
+
     @property
-    def min_ptx_str(self):
+    def min_ptx_str(self) -> str:
         return "%d.%d" % self.min_ptx
 
     @property
-    def min_target(self):
+    def min_target(self) -> str:
         return "sm_%d" % self.min_sm
 
 
-def forms():
+def forms() -> Iterator[tuple[Row, str, frozenset[str]]]:
     """Every (row, rounding, modifier set) the table accepts, rounding written explicitly."""
     for row in TABLE:
         for rnd, mods in product(row.roundings, row.modifier_sets()):
             yield row, rnd, mods
 
 
-def canonical_spelling(opcode, rounding, mods, type_tokens):
+def canonical_spelling(opcode: str, rounding: str | None, mods: Iterable[str],
+                       type_tokens: Iterable[str]) -> str:
+    """The spelling with the rounding first, the modifiers in MODIFIER_ORDER, then the types."""
     parts = [opcode]
     if rounding:
         parts.append(rounding)
@@ -116,7 +126,7 @@ def canonical_spelling(opcode, rounding, mods, type_tokens):
     return ".".join(parts)
 
 
-def canonical_spellings():
+def canonical_spellings() -> list[str]:
     """The canonical spelling of every semantically distinct form in the table."""
     seen = []
     for row, rnd, mods in forms():

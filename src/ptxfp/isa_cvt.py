@@ -36,8 +36,14 @@ The requirements are legality only: the bits ptxfp computes are those of sm_20 a
 flushed f32 subnormals by default, which is not modeled).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from itertools import combinations, product
+from typing import Any, Iterable, Iterator, Sequence
+
+#: one requirement: ('version', (major, minor), message) or ('target', sm, message)
+Require = tuple[str, Any, str]
 
 SECTION = "9.7.9.21"
 #: the IEEE rounding modes of the executable rows
@@ -60,14 +66,16 @@ OTHER_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f64", "tf3
 RS_TARGETS = ("sm_100a", "sm_103a")
 
 
-def min_ptx(requires):
+def min_ptx(requires: Iterable[Require]) -> tuple[int, int]:
     """The PTX ISA version a list of ((kind, threshold, message), ...) requirements needs."""
-    return max([t for k, t, _ in requires if k == "version"], default=(1, 0))
+    out: tuple[int, int] = max([t for k, t, _ in requires if k == "version"], default=(1, 0))
+    return out
 
 
-def min_sm(requires):
+def min_sm(requires: Iterable[Require]) -> int:
     """The sm target such requirements need."""
-    return max([t for k, t, _ in requires if k == "target"], default=10)
+    out: int = max([t for k, t, _ in requires if k == "target"], default=10)
+    return out
 
 
 @dataclass(frozen=True)
@@ -75,12 +83,12 @@ class CvtRow:
     """One family of cvt spellings: types, roundings, modifiers and what they need."""
     dst: str
     src: str
-    roundings: tuple             #: accepted rounding modes
+    roundings: tuple[str, ...]   #: accepted rounding modes
     rounding_required: bool
-    modifiers: frozenset         #: modifiers that may appear
-    required: frozenset          #: modifiers that must appear
-    requires: tuple              #: ((kind 'version'|'target', (major, minor)|sm, message), ...)
-    targets: tuple = ()          #: when not empty: the only targets accepted (else message below)
+    modifiers: frozenset[str]    #: modifiers that may appear
+    required: frozenset[str]     #: modifiers that must appear
+    requires: tuple[Require, ...]  #: ((kind 'version'|'target', (major, minor)|sm, message), ...)
+    targets: tuple[str, ...] = ()  #: when not empty: the only targets accepted (else message below)
     targets_message: str = ""    #: ptxas' message on other targets ('{target}' = the target)
     operands: int = 2            #: d, a (x2 from f32: d, a, b; .rs adds rbits)
     executable: bool = True      #: computed by ptxfp.convert (False: checked only)
@@ -88,28 +96,28 @@ class CvtRow:
     opcode: str = "cvt"
 
     @property
-    def types(self):
+    def types(self) -> tuple[str, str]:
         return (self.dst, self.src)
 
     type_tokens = types
 
     @property
-    def mixed(self):
+    def mixed(self) -> bool:
         return False
 
     @property
-    def min_ptx(self):
+    def min_ptx(self) -> tuple[int, int]:
         return min_ptx(self.requires)
 
     @property
-    def min_sm(self):
+    def min_sm(self) -> int:
         return min_sm(self.requires)
 
     @property
-    def spelling(self):
+    def spelling(self) -> str:
         return "cvt." + self.dst + "." + self.src
 
-    def modifier_sets(self):
+    def modifier_sets(self) -> Iterator[frozenset[str]]:
         """Every modifier combination this row accepts."""
         free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
         for k in range(len(free) + 1):
@@ -117,14 +125,14 @@ class CvtRow:
                 yield frozenset(self.required | set(extra))
 
 
-def _v(feature, v, modifier_on=None):
+def _v(feature: str, v: tuple[int, int], modifier_on: str | None = None) -> Require:
     if modifier_on:
         return ("version", v, f"Modifier '{feature}' on '{modifier_on}' requires PTX ISA "
                               f".version {v[0]}.{v[1]} or later")
     return ("version", v, f"Feature '{feature}' requires PTX ISA .version {v[0]}.{v[1]} or later")
 
 
-def _t(feature, sm, kind="Feature"):
+def _t(feature: str, sm: int, kind: str = "Feature") -> Require:
     return ("target", sm, f"{kind} '{feature}' requires .target sm_{sm} or higher")
 
 
@@ -134,14 +142,15 @@ _FTZ = (_v(".ftz", (1, 4)),)
 _RELU = (_v(".relu", (7, 0)), _t(".relu", 80, "Modifier"))
 
 
-def _satf(spelling):
+def _satf(spelling: str) -> tuple[Require, ...]:
     return (_v(".satfinite", (8, 1), spelling), _t(".satfinite", 70))
 
 
-def _rows():
-    rows = []
+def _rows() -> tuple[CvtRow, ...]:
+    rows: list[CvtRow] = []
 
-    def row(d, s, rnd, req_rnd, mods, required, requires, **kw):
+    def row(d: str, s: str, rnd: Iterable[str], req_rnd: bool, mods: Iterable[str],
+            required: Iterable[str], requires: Iterable[Require], **kw: Any) -> None:
         rows.append(CvtRow(d, s, tuple(rnd), req_rnd, frozenset(mods), frozenset(required),
                            tuple(requires), **kw))
 
@@ -189,31 +198,33 @@ TABLE = _rows()
 PAIRS = tuple(dict.fromkeys(r.types for r in TABLE))
 
 
-def rows_for(dst, src):
+def rows_for(dst: str, src: str) -> list[CvtRow]:
     return [r for r in TABLE if r.types == (dst, src)]
 
 
-def canonical_spelling(rounding, mods, type_tokens):
+def canonical_spelling(rounding: str | None, mods: Iterable[str],
+                       type_tokens: Sequence[str]) -> str:
     parts = ["cvt"] + ([rounding] if rounding else [])
     parts += [m for m in MODIFIER_ORDER if m in mods] + list(type_tokens)
     return ".".join(parts)
 
 
-def forms(executable=True):
+def forms(executable: bool = True) -> Iterator[tuple[CvtRow, str | None, frozenset[str]]]:
     """Every (row, rounding or None, modifier set) the table accepts; only the executable rows
     unless ``executable`` is False."""
     for row in TABLE:
         if executable and not row.executable:
             continue
-        rnds = row.roundings if row.rounding_required else (None,) + row.roundings
+        rnds: tuple[str | None, ...] = row.roundings if row.rounding_required \
+            else (None,) + row.roundings
         for rnd, mods in product(rnds, row.modifier_sets()):
             yield row, rnd, mods
 
 
-def canonical_spellings(executable=True):
+def canonical_spellings(executable: bool = True) -> list[str]:
     """The canonical spelling of every cvt form (the executable ones unless ``executable`` is
     False), in table order."""
-    seen = {}
+    seen: dict[str, None] = {}
     for row, rnd, mods in forms(executable):
         seen.setdefault(canonical_spelling(rnd, mods, row.types), None)
     return list(seen)

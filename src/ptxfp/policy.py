@@ -12,8 +12,11 @@ The canonical NaN is one field per result format (``canonical_nan_f16``, ``canon
 and reading ``canonical_nan16`` / ``canonical_nan32`` gives the value while it is unambiguous.
 """
 
+from __future__ import annotations
+
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import Any, Iterator
 
 #: .ftz tininess, the three readings (docs/semantics.md, "Policies"): a result is tiny when ...
 #: ... rounded into the format (with its subnormals) it is below the smallest normal 2**EMIN;
@@ -86,19 +89,20 @@ class Policy:
     #: manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
     widen_nan: str = WIDEN_CANONICAL
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.ftz_tininess not in TININESS:
             raise ValueError("ftz_tininess must be one of " + ", ".join(map(repr, TININESS)))
         if self.widen_nan not in WIDEN_NAN:
             raise ValueError("widen_nan must be one of " + ", ".join(map(repr, WIDEN_NAN)))
 
-    def canonical_nan(self, fmt):
+    def canonical_nan(self, fmt: str) -> int:
         """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed
         names 'f16x2'/'bf16x2' give their lanes')."""
-        return getattr(self, NAN_FIELDS[fmt.removesuffix("x2")])
+        nan: int = getattr(self, NAN_FIELDS[fmt.removesuffix("x2")])
+        return nan
 
     @property
-    def canonical_nan16(self):
+    def canonical_nan16(self) -> int:
         """Old name: the canonical NaN of f16 and bf16, while the two fields agree."""
         if self.canonical_nan_f16 != self.canonical_nan_bf16:
             raise ValueError("canonical_nan16 is ambiguous when canonical_nan_f16 "
@@ -107,7 +111,7 @@ class Policy:
         return self.canonical_nan_f16
 
     @property
-    def canonical_nan32(self):
+    def canonical_nan32(self) -> int:
         """Old name of ``canonical_nan_f32``."""
         return self.canonical_nan_f32
 
@@ -115,15 +119,15 @@ class Policy:
 POLICY = Policy()
 
 
-def current():
+def current() -> Policy:
     """The policy in force now."""
     return POLICY
 
 
-def changed(pol, **changes):
+def changed(pol: Policy, **changes: Any) -> Policy:
     """``pol`` with some fields changed; the shorthands of SHORTHANDS set all their fields
     (a field named explicitly wins over a shorthand)."""
-    expanded = {}
+    expanded: dict[str, Any] = {}
     for k, v in changes.items():
         for f in SHORTHANDS.get(k, ()):
             expanded[f] = v
@@ -132,7 +136,7 @@ def changed(pol, **changes):
 
 
 @contextmanager
-def using(**changes):
+def using(**changes: Any) -> Iterator[Policy]:
     """Run a block under a policy with some fields changed (for probes and experiments)."""
     global POLICY
     saved = POLICY

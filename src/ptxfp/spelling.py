@@ -3,7 +3,10 @@ the instruction table (isa.py).  Modifiers may come in any order and may repeat,
 them (the manual itself writes ``fma.rz.sat.f32.f16.sat``); type tokens keep their order.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import Iterable, NoReturn
 
 from . import isa
 from .errors import SpellingError
@@ -25,66 +28,72 @@ class Instruction(isa.Requirement):
     sat: bool
     relu: bool
     oob: bool
-    min_ptx: tuple
+    min_ptx: tuple[int, int]
     min_sm: int
     spelling: str = field(compare=False)
     row: isa.Row = field(compare=False, repr=False)
 
     @property
-    def mixed(self):
+    def mixed(self) -> bool:
         return self.row.mixed
 
     @property
-    def types(self):
+    def types(self) -> tuple[str, ...]:
         return self.row.type_tokens
 
     @property
-    def lanes(self):
+    def lanes(self) -> int:
         return 2 if self.dtype.endswith("x2") else 1
 
     @property
-    def lane_format(self):
+    def lane_format(self) -> str:
         """Format of the a and b lanes: 'f16' or 'bf16'."""
         return _LANE[self.atype]
 
     @property
-    def result_format(self):
+    def result_format(self) -> str:
         return _LANE[self.dtype]
 
     @property
-    def modifiers(self):
+    def modifiers(self) -> frozenset[str]:
         return frozenset(m for m in isa.MODIFIERS if getattr(self, m))
 
     @property
-    def operand_names(self):
+    def operand_names(self) -> tuple[str, ...]:
         """Source operand names in PTX order (destination excluded)."""
         return isa.OPERANDS[(self.opcode, self.mixed)][1:]
 
     @property
-    def operand_formats(self):
+    def operand_formats(self) -> tuple[str, ...]:
         """Format of each source operand in PTX order, e.g. ('f16', 'f32') for add.f32.f16."""
         return tuple("f32" if (self.mixed and n == "c") else self.atype
                      for n in self.operand_names)
 
     @property
-    def result_type(self):
+    def result_type(self) -> str:
         return self.dtype
 
-    def __str__(self):
+    def __str__(self) -> str:
         rnd = self.rounding if self.rounding_explicit else None
         return isa.canonical_spelling(self.opcode, rnd, self.modifiers, self.types)
 
 
-def _fail(spelling, token, rule, message):
+def _fail(spelling: str, token: str | None, rule: str, message: str) -> NoReturn:
     raise SpellingError(f"{message} in '{spelling}'", spelling=spelling, token=token, rule=rule)
 
 
-def _dotted(names):
+def _dotted(names: Iterable[str]) -> str:
     return ", ".join("." + n for n in names)
 
 
-def parse(spelling):
-    """Parse and validate an instruction spelling; raise SpellingError naming the bad token."""
+def parse(spelling: str) -> Instruction:
+    """Parse and validate an instruction spelling against the instruction table (``ptxfp.isa``);
+    raise SpellingError naming the bad token and the rule it breaks.
+
+        >>> ins = parse("fma.rz.sat.f32.f16.sat")
+        >>> str(ins), ins.operand_names, ins.operand_formats, ins.min_target
+        ('fma.rz.sat.f32.f16', ('a', 'b', 'c'), ('f16', 'f16', 'f32'), 'sm_100')
+    """
     if not isinstance(spelling, str):
         raise SpellingError(f"an instruction spelling must be a string, got {type(spelling).__name__}",
                             rule="syntax")
@@ -96,7 +105,9 @@ def parse(spelling):
     if opcode not in OPCODES:
         _fail(text, opcode, "unknown-instruction",
               f"unknown instruction '{opcode}' (ptxfp models {', '.join(OPCODES)})")
-    roundings, mods, types = [], set(), []
+    roundings: list[str] = []
+    mods: set[str] = set()
+    types: list[str] = []
     for t in rest:
         if t in isa.ROUNDINGS or t in ("rna", "rs"):
             if roundings:
@@ -127,7 +138,7 @@ def parse(spelling):
         _fail(text, "." + rnd, "illegal-rounding",
               f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}' "
               f"(allowed: {_dotted(allowed)})")
-    allowed_mods = set().union(*(r.modifiers for r in rows))
+    allowed_mods: set[str] = set().union(*(r.modifiers for r in rows))
     for m in sorted(mods, key=isa.MODIFIER_ORDER.index):
         if m not in allowed_mods:
             _fail(text, "." + m, "illegal-modifier",
@@ -138,7 +149,7 @@ def parse(spelling):
     if not fits:
         # Every modifier is legal on its own, so it is the combination (or the rounding with it).
         by_mods = [r for r in rows if mods <= r.modifiers and r.required <= mods]
-        if by_mods:
+        if by_mods and rnd is not None:
             allowed = sorted({m for r in by_mods for m in r.roundings}, key=isa.ROUNDINGS.index)
             _fail(text, "." + rnd, "illegal-rounding",
                   f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}' with "

@@ -28,6 +28,7 @@ import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterable
 
 from .. import isa, isa_cvt
 from ..errors import SpellingError
@@ -86,15 +87,17 @@ class Diagnostic:
     rule: str
     ptxas: str | None = None
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.line}:{self.col}: {self.severity}: {self.message} [{self.rule}]"
 
 
-class Report(list):
+class Report(list[Diagnostic]):
     """The list of Diagnostics of one ``check()``, with counts."""
 
-    def __init__(self, diags=(), *, modeled=0, unmodeled=0, version=None, target=None,
-                 kind=None, unmodeled_counts=None):
+    def __init__(self, diags: Iterable[Diagnostic] = (), *, modeled: int = 0,
+                 unmodeled: int = 0, version: tuple[int, int] | None = None,
+                 target: str | None = None, kind: str | None = None,
+                 unmodeled_counts: dict[str, int] | None = None) -> None:
         super().__init__(diags)
         self.modeled = modeled
         self.unmodeled = unmodeled
@@ -105,19 +108,19 @@ class Report(list):
         self.kind = kind
 
     @property
-    def errors(self):
+    def errors(self) -> list[Diagnostic]:
         return [d for d in self if d.severity == "error"]
 
     @property
-    def warnings(self):
+    def warnings(self) -> list[Diagnostic]:
         return [d for d in self if d.severity == "warning"]
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """True when no diagnostic is an error."""
         return not self.errors
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "\n".join(str(d) for d in self)
 
 
@@ -808,7 +811,8 @@ def check_program(prog, *, target=None, version=None, strict=None):
                   target=c.target, kind=prog.kind, unmodeled_counts=c.unmodeled_counts)
 
 
-def check(text, *, target=None, version=None, strict=None, mode="auto"):
+def check(text: str, *, target: str | None = None, version: str | tuple[int, int] | None = None,
+          strict: bool | None = None, mode: str = "auto") -> Report:
     """Check PTX text as ptxas 13.0 would; return a :class:`Report` (a list of Diagnostics).
 
     ``text``: a bare spelling (``fma.rn.relu.bf16``), a snippet of instructions, or a module.

@@ -42,8 +42,10 @@ from __future__ import annotations
 import numbers
 import re
 from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..cvt import parse_cvt
 from ..cvt import convert as _convert
@@ -62,7 +64,8 @@ MEMORY_KEY = "__memory__"
 class InterpError(PtxfpError):
     """An error while preparing or running PTX; ``line``/``col`` point at the cause."""
 
-    def __init__(self, message, line=None, col=None, rule=None):
+    def __init__(self, message: str, line: int | None = None, col: int | None = None,
+                 rule: str | None = None) -> None:
         where = f"{line}:{col}: " if line is not None else ""
         super().__init__(where + message)
         self.message = message
@@ -1014,7 +1017,9 @@ def _memory(memory):
     return arr.reshape(-1).copy()
 
 
-def run_detailed(text, inputs=None, *, memory=None, threads=None, entry=None):
+def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
+                 memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
+                 entry: str | None = None) -> RunResult:
     """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
     prog = prepare(text, entry=entry)
     needed = _needed(prog)
@@ -1099,7 +1104,9 @@ def run_detailed(text, inputs=None, *, memory=None, threads=None, entry=None):
                      read_as=prog.read_as)
 
 
-def run(text, inputs=None, *, memory=None, threads=None, entry=None):
+def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
+        memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
+        entry: str | None = None) -> dict[str, NDArray[Any]]:
     """Execute PTX over many threads; return ``{register name: bits array}``.
 
     ``text``: a snippet (instructions, optional ``.reg`` lines) or a module (the one ``.entry``
