@@ -1,6 +1,6 @@
 """Independent reference for the PTX half and mixed precision arithmetic ptxfp models.
 
-Written from the PTX manual pages in the shared spec and SEMANTICS.md, sharing no code with
+Written from the PTX ISA manual (9.7.4, 9.7.5) and docs/semantics.md, sharing no code with
 ptxfp: operands are decoded from their bit fields into exact MPFR values, the exact result
 (a+b, a-b, a*b, a*b+c) is rounded once by MPFR into the result format, and the bits are encoded
 here again. The IEEE special cases (NaN, infinities, signs of exact zeros, overflow per rounding

@@ -2,7 +2,7 @@
 
 Expected bits come from the oracle (gmpy2/MPFR, one rounding of the exact result), from NumPy
 (float16 add/sub/mul, float64 for the mixed add/sub), from exact rationals, or from the facts
-of the PTX manual and SEMANTICS.md worked out by hand below; never from ptxfp.
+of the PTX ISA manual and docs/semantics.md worked out by hand below; never from ptxfp.
 """
 
 from fractions import Fraction
@@ -134,7 +134,7 @@ def test_nan_flip_of_one_16_bit_format_leaves_the_other():
 
 
 # --------------------------------------------------------------------------------------------
-# Facts worked out by hand from the manual and SEMANTICS.md; checked on the oracle and ptxfp
+# Facts worked out by hand from the manual and docs/semantics.md; checked on the oracle and ptxfp
 
 MAX32, INF32 = 0x7F7FFFFF, 0x7F800000
 FACTS = [

@@ -392,8 +392,8 @@ def for_instruction(ins, n: int = N_DEFAULT):
     return operands(ins.opcode, ins.lane_format, bool(ins.mixed), int(ins.lanes), n)
 
 
-# The known double-rounding witness (SEMANTICS.md): one rounding of the exact result gives 0x3FA3,
-# rounding a*b+c in f32 first gives 0x3FA2.
+# The known double-rounding witness (docs/semantics.md): one rounding of the exact result gives
+# 0x3FA3, rounding a*b+c in f32 first gives 0x3FA2.
 DOUBLE_ROUNDING_WITNESS = ("fma.rn.bf16", (0x3F82, 0x3FA0, 0x0001), 0x3FA3)
 
 # Operand rows always present in a form's vectors: the witness, its mirror images, and the same

@@ -11,7 +11,8 @@ here but read from policy.py, passed in as arguments.
 - .relu (9.7.4.4: "clamps the result to 0 if negative. NaN result is converted to canonical
   NaN"): -0.0 per policy.relu_minus_zero_to_plus.
 - .oob (9.7.4.4: "clamps the result to 0 if either of the operands is OOB NaN", per SIMD lane):
-  the OOB-NaN pattern 0x7FF7 (SEMANTICS.md, measured), sign and c per policy.
+  the OOB-NaN pattern 0x7FF7 (not in the manual: docs/semantics.md, ".oob"), sign and c per
+  policy.
 - NaN results are the canonical NaN of the result format (policy.canonical_nan_f16/_bf16/_f32).
 """
 
