@@ -142,6 +142,7 @@ def test_out_typed():
     ("add.rn.bf16", np.ones(2), r"got float64 values.*ml_dtypes\.bfloat16.*to_bits"),
     ("add.rn.f16", np.float64(1.0), r"got float64 values"),
     ("add.rn.f16", 1.5, r"Python float 1\.5.*np\.float16\(1\.5\).*to_bits\(1\.5, 'f16'\)"),
+    ("add.rn.f16", [1.0, 2.0], r"got float64 values; a \.f16 operand takes np\.float16"),
     ("add.rn.f16x2", np.ones(3, np.float16), r"shape \(\.\.\., 2\), lane 0 first; got shape"),
     ("add.rn.f16", np.ones(2, np.dtype(">f2")), r"non-native byte order"),
     ("add.rn.f16", np.ones(2, ml_dtypes.float8_e4m3fn), r"got float8_e4m3fn values"),

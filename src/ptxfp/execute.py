@@ -131,6 +131,13 @@ def read_operand(x: object, fmt: str, what: str) -> tuple[NDArray[Any], bool]:
             f"ptxfp.to_bits({x!r}, '{fmt}')")
     elif type(x).__module__.split(".")[0] == "torch" and hasattr(x, "__dlpack__"):
         arr = _from_torch(x, what)
+    elif isinstance(x, (list, tuple)):
+        try:                              # floats in a list get the typed-operand message
+            listed = np.asarray(x)
+        except (OverflowError, ValueError, TypeError):
+            listed = None
+        if listed is not None and is_float_dtype(listed.dtype):
+            arr = listed
     if arr is None or not is_float_dtype(arr.dtype):
         return as_bits(x if arr is None else arr, 32 if fmt in PACKED else lane_of(fmt).width,
                        what), False
