@@ -107,7 +107,7 @@ def _from_torch(x: Any, what: str) -> NDArray[Any]:
             from None
 
 
-def read_operand(x: object, fmt: str, what: str) -> tuple[NDArray[Any], bool]:
+def read_operand(x: object, fmt: str, what: str, width: int = 0) -> tuple[NDArray[Any], bool]:
     """Operand ``x`` of format ``fmt`` as its bit patterns, and whether it came as typed floats.
 
     Integers (Python ints, integer arrays) are bits, range-checked (``as_bits``).  Float arrays
@@ -115,7 +115,10 @@ def read_operand(x: object, fmt: str, what: str) -> tuple[NDArray[Any], bool]:
     ml_dtypes.bfloat16 for .bf16, np.float32 for .f32; for .f16x2/.bf16x2 the lane dtype with a
     last axis of 2, lane 0 first); they are reinterpreted, not rounded.  CPU torch tensors are
     read through DLPack without a copy.  Python floats and floats of another dtype are refused
-    with the fix in the message: ptxfp never rounds an operand silently."""
+    with the fix in the message: ptxfp never rounds an operand silently.  ``width``: the
+    operand's bit width, when the caller knows it (else worked out from ``fmt``)."""
+    if type(x) is np.ndarray and x.dtype.kind in "iu":          # bits: the common case first
+        return as_bits(x, width or _width(fmt), what), False
     arr: NDArray[Any] | None = None
     if isinstance(x, np.ndarray):
         arr = x
@@ -139,8 +142,7 @@ def read_operand(x: object, fmt: str, what: str) -> tuple[NDArray[Any], bool]:
         if listed is not None and is_float_dtype(listed.dtype):
             arr = listed
     if arr is None or not is_float_dtype(arr.dtype):
-        return as_bits(x if arr is None else arr, 32 if fmt in PACKED else lane_of(fmt).width,
-                       what), False
+        return as_bits(x if arr is None else arr, width or _width(fmt), what), False
     lane = lane_of(fmt)
     if arr.dtype != lane.float_dtype:
         got = str(arr.dtype) if arr.dtype.isnative else f"{arr.dtype.str} (non-native byte order)"
@@ -344,8 +346,8 @@ def execute(spelling: str | Instruction, *operands: Operand,
         return int(res[0])
     arrays = []
     typed = False
-    for x, f, what in zip(operands, form.fmts, form.whats):
-        bits, t = read_operand(x, f, what)
+    for x, f, what, w in zip(operands, form.fmts, form.whats, form.widths):
+        bits, t = read_operand(x, f, what, w)
         arrays.append(bits)
         typed = typed or t
     flat, shape, n, scalar = broadcast(ins.spelling, names, arrays)
