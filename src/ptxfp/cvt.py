@@ -237,7 +237,7 @@ def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_m
                          nan_bits)
 
 
-def _make_kernels(SOURCE_KEY: int) -> tuple[Any, Any]:
+def _make_kernels(SOURCE_KEY: int) -> dict[str, Any]:
     """The cvt array kernels, disk-cached under the checksum of their inlined callees and run
     in the default floating-point environment, like the arithmetic kernels (kernels.py)."""
 
@@ -276,15 +276,30 @@ def _make_kernels(SOURCE_KEY: int) -> tuple[Any, Any]:
             out[i] = bits
         kernels._fpenv_leave(env)  # type: ignore[call-arg]
 
-    return (kernels.jit_cached(narrow_kernel, ("cvt-narrow", SOURCE_KEY), nogil=True),
-            kernels.jit_cached(widen_kernel, ("cvt-widen", SOURCE_KEY), nogil=True))
+    return {"narrow": narrow_kernel, "widen": widen_kernel}
 
 
-_narrow_kernel, _widen_kernel = _make_kernels(kernels._SOURCE_KEY)
+#: (kind, argument types) -> its compiled kernel.  Each signature gets a disk-cache name of its
+#: own (kernels.jit_cached): one cached name with two signatures (uint16 and uint32 results)
+#: shares one index, the race jit_cached exists to prevent.
+_compiled: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
-def _run(kernel: Callable[..., None], a: NDArray[Any], b: NDArray[Any], out: NDArray[Any],
+def _kernel(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any]) -> Any:
+    import numba
+    types = tuple(str(numba.typeof(x)) for x in (a, b, out))
+    key = (kind, types)
+    k = _compiled.get(key)
+    if k is None:
+        fn = _make_kernels(kernels._SOURCE_KEY)[kind]       # a fresh closure per signature
+        k = _compiled[key] = kernels.jit_cached(fn, ("cvt-" + kind, types, kernels._SOURCE_KEY),
+                                                nogil=True)
+    return k
+
+
+def _run(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any],
          args: tuple[Any, ...]) -> NDArray[Any]:
+    kernel = _kernel(kind, a, b, out)
     kernels.split(lambda start, stop: kernel(a, b, out, start, stop, *args), out.size)
     return out
 
@@ -352,7 +367,7 @@ def convert(spelling: str | CvtInstruction, *operands: Operand,
                     MODES[ins.rounding or "rn"], ins.ftz, ins.sat, ins.relu, ins.satfinite,
                     pol.sat_minus_zero_to_plus, pol.relu_minus_zero_to_plus,
                     pol.canonical_nan(ins.dtype))
-            _run(_narrow_kernel, a, b, out, args)
+            _run("narrow", a, b, out, args)
         else:
             f = _LANE[ins.atype]
             # .ftz touches only f32 subnormal results: bf16 subnormals; every f16 is an f32
@@ -360,7 +375,7 @@ def convert(spelling: str | CvtInstruction, *operands: Operand,
             args = (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
                     pol.sat_minus_zero_to_plus,
                     policy.WIDEN_NAN.index(pol.widen_nan), pol.canonical_nan_f32)
-            _run(_widen_kernel, a, b, out, args)
+            _run("widen", a, b, out, args)
     if given is not None:
         return given
     out = out.reshape(shape)
