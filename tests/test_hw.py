@@ -292,7 +292,7 @@ def test_decomposed_kernel_computes_what_ptxfp_models(spelling):
 def test_vectors_have_the_operand_widths_of_every_form():
     for s in ALL:
         ins = F.parse_form(s)
-        for name, ops in V.vector_sets(s, 257, seed=3):
+        for name, ops in V.vector_sets(s, 257, seed=3, n_targeted=97):
             assert len(ops) == len(ins.operand_names), s
             sizes = {o.size for o in ops}
             assert len(sizes) == 1, (s, name)
@@ -314,12 +314,12 @@ def test_special_values_include_the_required_patterns():
     assert {0, 0x80000000, 1, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0x7F800000, 0x7F800001} <= f32
 
 
-def test_targeted_vectors_cover_every_pair_of_special_values():
-    a, b = V.targeted("mul.rn.bf16")
+def test_the_special_grid_covers_every_pair_of_special_values():
+    a, b = V.special_grid("mul.rn.bf16")
     sp = V.special_values("bf16")
     assert a.size == sp.size ** 2
     assert len(set(zip(a.tolist(), b.tolist()))) == sp.size ** 2
-    a, b = V.targeted("mul.rn.bf16x2")
+    a, b = V.special_grid("mul.rn.bf16x2")
     lo = set(zip((a & 0xFFFF).tolist(), (b & 0xFFFF).tolist()))
     assert len(lo) == sp.size ** 2                  # every pair in lane 0 ...
     hi = set(zip((a >> 16).tolist(), (b >> 16).tolist()))
@@ -357,7 +357,7 @@ def test_exhaustive_chunks_cover_every_pair_once():
     assert a.tolist() == [5, 6] and b.tolist() == [0xFFFFFFFA, 0xFFFFFFF9]
     (a,) = V.exhaustive_chunk("cvt.f32.f16", 0, 1 << 16)
     assert a.dtype == np.uint16 and a.size == 1 << 16
-    (a,) = V.targeted("cvt.sat.f32.f16")
+    (a,) = V.special_grid("cvt.sat.f32.f16")
     assert sorted(a.tolist()) == list(range(1 << 16))
 
 
@@ -403,7 +403,7 @@ def test_a_flipped_bit_from_the_runner_is_reported_with_its_inputs():
     assert r.vectors == 2 * V.special_values("f16").size ** 3 + 1000
     assert r.mismatches == 2                      # one launch of targeted, one of random
     ex = r.examples[0]
-    a, b, c = V.targeted(s)
+    a, b, c = V.special_grid(s)
     assert (ex["a"], ex["b"], ex["c"]) == tuple("0x%08X" % x[3] for x in (a, b, c))
     assert int(ex["gpu"], 16) == int(ex["model"], 16) ^ (1 << 17)
     clean = verify_form(ModelRunner(), s, n_random=1000, seed=1)
@@ -525,8 +525,14 @@ _WIDEN_F16_QUIET = [
 ]
 
 
-def _judge_as(probe, label):
-    return P.judge(probe, probe.predictions()[label])
+def _native(r, mode="native"):
+    """A judged result as run_probe returns it from a kernel of ``mode``."""
+    r.mode = mode
+    return r
+
+
+def _judge_as(probe, label, mode="native"):
+    return _native(P.judge(probe, probe.predictions()[label]), mode)
 
 
 def test_judge_picks_the_setting_the_gpu_agrees_with():
@@ -564,7 +570,7 @@ def test_widen_nan_probe_decides_the_quiet_reading():
     assert r.matches == ["quiet"] and r.verdict == "quiet"
     assert r.decided == {"widen_nan": "quiet"}
     assert r.agrees is (policy.current().widen_nan == "quiet")
-    ans = {x["field"]: x for x in P.policy_answers([r])}
+    ans = {x["field"]: x for x in P.policy_answers([_native(r)])}
     assert ans["widen_nan"]["measured"] == repr("quiet")
     assert ans["widen_nan"]["status"] == ("confirmed" if policy.current().widen_nan == "quiet"
                                           else "contradicted")
@@ -600,7 +606,7 @@ def test_policy_answers_confirm_contradict_or_split():
     q = P._nan_probe("fma.rn.bf16")
     m = q.current().copy()
     m[m == policy.current().canonical_nan_bf16] = 0x7FC0
-    ans = {x["field"]: x for x in P.policy_answers([P.judge(q, m)])}
+    ans = {x["field"]: x for x in P.policy_answers([_native(P.judge(q, m))])}
     assert ans["canonical_nan_bf16"]["measured"] == "0x7FC0"
     assert ans["canonical_nan_bf16"]["status"] == "contradicted"
     assert ans["canonical_nan_f16"]["status"] == "not probed"

@@ -1,63 +1,120 @@
 """``python -m ptxfp.hw`` (and ``ptxfp verify``): verify ptxfp against a GPU, settle the policies.
 
 ``main(argv)`` parses the options, runs, writes the report and returns the exit status:
-0 everything agrees, 1 something differs (or could not run), 2 a user error (no GPU, no CuPy,
-a bad option), printed as one line.
+
+- 0 ``agrees``: every selected form, sweep and probe ran to the end, 0 mismatches, every probe
+  as ptxfp predicts;
+- 1 ``differs``: a mismatch, or a probe contradicting the policy in force (whatever else was
+  cut short: the report lists that too);
+- 2 it cannot run at all: a bad option, no GPU, no CUDA backend (one line);
+- 3 ``incomplete``: nothing differs, but something was cut short by the budget or could not run
+  (listed by name): no claim of agreement.
+
+The report (and the JSON) is rewritten atomically after every form, sweep and batch of probes:
+a run killed at any point leaves a valid report that says it is partial.
 """
 
 import argparse
 import datetime
 import fnmatch
-import importlib.util
+import hashlib
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from .. import policy
-from ..errors import PtxfpError
-from .forms import all_spellings, parse_form as parse
-from . import probes as P
-from . import report
-from . import vectors as V
-from .kernels import DEFAULT_SM, kernel_for
-from .runner import HardwareUnavailable, get_runner
-from .verify import EXAMPLES, sweep_form, verify_form
+_IMPORTED = time.time()
+
+from .. import policy, vectors as package_vectors  # noqa: E402
+from ..errors import PtxfpError  # noqa: E402
+from .forms import all_spellings, parse_form as parse  # noqa: E402
+from . import probes as P  # noqa: E402
+from . import report  # noqa: E402
+from . import vectors as V  # noqa: E402
+from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
+from .resume import SweepState  # noqa: E402
+from .runner import HardwareUnavailable, get_runner  # noqa: E402
+from .verify import EXAMPLES, FormResult, could_not_run, sweep_form, verify_form  # noqa: E402
 
 DEFAULT_VECTORS = 1_000_000
-#: vectors taken from tests/vectors.py per form, when the repository is there
-TEST_VECTORS = 20_000
+#: vectors per form of the package's targeted families (ptxfp.vectors.targeted)
+TARGETED = 20_000
+#: the most random vectors per form one call accepts (checked before anything runs)
+MAX_VECTORS = 10 ** 12
+MAX_EXAMPLES = 1000
+#: vectors per chunk of an exhaustive sweep (the unit --resume records)
+CHUNK = 1 << 26
+
+EXIT_AGREES, EXIT_DIFFERS, EXIT_UNUSABLE, EXIT_INCOMPLETE = 0, 1, 2, 3
+VERDICTS = {"agrees": EXIT_AGREES, "differs": EXIT_DIFFERS, "incomplete": EXIT_INCOMPLETE}
 
 
-class UsageError(Exception):
+class UsageError(PtxfpError):
     """A bad option: one line for the user, exit status 2."""
+
+
+def process_start():
+    """``time.time()`` when this process started (Linux: /proc), else when this module was
+    imported: ``--budget`` counts from here, interpreter and imports included."""
+    try:
+        with open("/proc/self/stat") as f:
+            after = f.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - int(after[19]) / os.sysconf("SC_CLK_TCK")    # field 22: starttime
+        if 0 <= age < 7 * 86400:
+            return min(_IMPORTED, time.time() - age)
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    return _IMPORTED
+
+
+def _cpus():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
 
 
 def _parser(prog):
     p = argparse.ArgumentParser(
         prog=prog or "python -m ptxfp.hw",
         description="Verify ptxfp bit for bit against an NVIDIA GPU, and measure the open "
-                    "policies (docs/conformance.md).")
+                    "policies (docs/conformance.md).  Exit status: 0 agrees, 1 differs, "
+                    "2 cannot run, 3 incomplete.")
     p.add_argument("--forms", default="all", metavar="LIST",
                    help="comma-separated spellings or globs over the canonical spellings "
                         "of the arithmetic and cvt tables (e.g. 'fma.*.bf16*,add.rn.f16,cvt.*'); "
                         "'all' (default) or 'none'")
     p.add_argument("--vectors", type=int, default=DEFAULT_VECTORS, metavar="N",
-                   help=f"random vectors per form, besides the targeted ones "
-                        f"(default {DEFAULT_VECTORS:,})")
-    p.add_argument("--test-vectors", type=int, default=TEST_VECTORS, metavar="N",
-                   help="vectors per form from tests/vectors.py when the repository is there "
-                        f"(default {TEST_VECTORS:,}; 0 to skip)")
+                   help=f"random vectors per form, besides the special grid and the targeted "
+                        f"ones (default {DEFAULT_VECTORS:,})")
+    p.add_argument("--targeted", "--test-vectors", dest="targeted", type=int, default=TARGETED,
+                   metavar="N",
+                   help="vectors per form from ptxfp.vectors' targeted families (ties, "
+                        "double rounding, cancellation, far exponents, subnormal and overflow "
+                        f"boundaries; default {TARGETED:,}; 0 to skip)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exhaustive", action="store_true",
                    help="also sweep all 2^32 (a, b) pairs of every selected 16-bit binary form "
-                        "(fma: per fixed c)")
+                        "(fma: per fixed c), all 2^32 inputs of every narrowing cvt and all "
+                        "2^16 of every widening cvt")
+    p.add_argument("--exhaustive-only", action="store_true",
+                   help="the sweeps alone (implies --exhaustive; no vector sets, no probes "
+                        "unless --probes names some)")
     p.add_argument("--exhaustive-c", default=None, metavar="LIST",
                    help="fixed c values (hex bits) for exhaustive fma sweeps "
                         "(default -0 and 1.0 of the c format)")
-    p.add_argument("--probes", default="all", metavar="LIST",
+    p.add_argument("--chunk", type=int, default=CHUNK, metavar="N",
+                   help=f"vectors per sweep chunk, a power of two from 2^16 to 2^30 "
+                        f"(default 2^{CHUNK.bit_length() - 1})")
+    p.add_argument("--resume", metavar="FILE",
+                   help="record finished sweep chunks in FILE and skip those it lists: repeated "
+                        "calls with the same FILE add up to the full sweeps")
+    p.add_argument("--chunks-per-call", type=int, default=None, metavar="K",
+                   help="run at most K sweep chunks in this call (pieces of a sweep plan)")
+    p.add_argument("--probes", default=None, metavar="LIST",
                    help="comma-separated globs over probe names ('nan/*', 'ftz-*', ...); "
                         "'all' (default) or 'none'")
     p.add_argument("--out", metavar="PATH", help="write the Markdown report here")
@@ -71,7 +128,11 @@ def _parser(prog):
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="processes verifying forms in parallel (default: CPUs / 2, at most 8)")
     p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                   help="stop starting new work after this long, and report what ran")
+                   help="finish within SECONDS of the process's start, report included: work "
+                        "not done by then is reported as incomplete")
+    p.add_argument("--preflight", action="store_true",
+                   help="print the GPU, driver, CUDA and library versions and whether each "
+                        "backend loads and runs one kernel, then exit (2 when none can)")
     p.add_argument("--list", action="store_true",
                    help="list the forms and how the GPU (--sm) runs them, then exit")
     p.add_argument("--emit-ptx", metavar="DIR",
@@ -131,61 +192,13 @@ def _c_values(text):
             from None
 
 
-# ---- tests/vectors.py, when the repository is there --------------------------------------------
-
-_test_vectors_module = False
-
-
-def _tests_vectors():
-    """tests/vectors.py of the repository checkout, or None."""
-    global _test_vectors_module
-    if _test_vectors_module is not False:
-        return _test_vectors_module
-    mod = None
-    tests = pathlib.Path(__file__).resolve().parents[3] / "tests"
-    if (tests / "vectors.py").is_file():
-        sys.path.insert(0, str(tests))
-        try:
-            spec = importlib.util.spec_from_file_location("ptxfp_hw_tests_vectors",
-                                                          tests / "vectors.py")
-            mod = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(mod)
-            if not hasattr(mod, "for_instruction"):
-                mod = None
-        except Exception:
-            mod = None
-        finally:
-            sys.path.remove(str(tests))
-    _test_vectors_module = mod
-    return mod
-
-
-def extra_sets(spelling, n):
-    """[('tests/vectors.py', operands)] when that module is there and works, else []."""
-    if n <= 0:
-        return []
-    mod = _tests_vectors()
-    if mod is None:
-        return []
-    try:
-        ins = parse(spelling)
-        ops = tuple(mod.for_instruction(ins, n))
-        if len(ops) != len(ins.operand_names):
-            return []
-        fixed = []
-        for x, f in zip(ops, ins.operand_formats):
-            dt = "uint16" if f in ("f16", "bf16") else "uint32"
-            fixed.append(x.astype(dt))
-        return [("tests/vectors.py", tuple(fixed))]
-    except Exception:
-        return []
-
-
-# ---- the run -------------------------------------------------------------------------------------
+# ---- where the code comes from ----------------------------------------------------------------
 
 
 def _git_revision():
     root = pathlib.Path(__file__).resolve().parents[3]
+    if not (root / ".git").exists():
+        return None
     try:
         r = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
                            capture_output=True, text=True, timeout=10)
@@ -201,6 +214,22 @@ def _git_revision():
         return None
 
 
+def source_checksum():
+    """sha256 (first 16 hex digits) of ptxfp's Python source: every ``*.py`` of the package,
+    by relative path and contents.  Names the code that ran where there is no git."""
+    pkg = pathlib.Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for f in sorted(pkg.rglob("*.py")):
+        h.update(f.relative_to(pkg).as_posix().encode() + b"\0")
+        h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _version():
+    from .. import __version__
+    return __version__
+
+
 def _say(opts, text):
     if not opts.get("quiet"):
         print(text, flush=True)
@@ -209,20 +238,25 @@ def _say(opts, text):
 def _form_line(r):
     status = f"error: {r['error']}" if r["error"] else (
         "ok" if not r["mismatches"] else f"{r['mismatches']:,} MISMATCHES")
-    cut = "" if r["complete"] else " (cut short)"
+    cut = "" if r["complete"] else " (incomplete)"
     return (f"  {r['spelling']:<34} {r['mode']:<10} {r['kind']:<10} {r['vectors']:>14,} vectors"
             f"  {status}{cut}  ({r['seconds']:.1f} s)")
 
 
-def _task(runner, kind, spelling, opts):
-    if kind == "vectors":
-        r = verify_form(runner, spelling, opts["vectors"], opts["seed"], opts["examples"],
-                        deadline=opts["deadline"],
-                        extra_sets=extra_sets(spelling, opts["test_vectors"]))
-    else:
-        r = sweep_form(runner, spelling, opts["exhaustive_c"], limit=opts["examples"],
-                       deadline=opts["deadline"])
+# ---- the tasks ---------------------------------------------------------------------------------
+
+
+def not_reached(kind, spelling, why="not reached: time budget spent"):
+    """The result of a form or sweep that did not run."""
+    r = FormResult(spelling, kind="exhaustive" if kind == "sweep" else "vectors")
+    r.complete = False
+    r.error = why
     return r.to_dict()
+
+
+def _vector_task(runner, spelling, opts):
+    return verify_form(runner, spelling, opts["vectors"], opts["seed"], opts["examples"],
+                       deadline=opts["deadline"], n_targeted=opts["targeted"]).to_dict()
 
 
 _WORKER = {}
@@ -239,113 +273,408 @@ def _worker_init(cache_base, threads, backend, device):
     _WORKER.update(backend=backend, device=device, runner=None)
 
 
-def _worker_task(kind, spelling, opts):
-    if _WORKER.get("runner") is None:
-        _WORKER["runner"] = get_runner(_WORKER["backend"], _WORKER["device"])
-    return _task(_WORKER["runner"], kind, spelling, opts)
+def _worker_task(spelling, opts):
+    if opts["deadline"] is not None and time.time() > opts["deadline"]:
+        return not_reached("vectors", spelling)
+    try:
+        if _WORKER.get("runner") is None:
+            _WORKER["runner"] = get_runner(_WORKER["backend"], _WORKER["device"])
+    except Exception as exc:               # HardwareUnavailable in this worker: this form only
+        return not_reached("vectors", spelling, could_not_run(exc))
+    return _vector_task(_WORKER["runner"], spelling, opts)
 
 
-def _run_tasks(runner, tasks, opts, jobs, backend, device):
-    results = {}
-    if jobs <= 1 or len(tasks) <= 1:
-        for kind, s in tasks:
-            if opts["deadline"] is not None and time.time() > opts["deadline"]:
-                results[(kind, s)] = _skipped(kind, s)
+class Run:
+    """One run: its tasks, what has finished, and the report written after each of them."""
+
+    def __init__(self, runner, forms, probe_list, opts, command="", md=None, js=None,
+                 t0=None):
+        self.runner, self.opts, self.command = runner, opts, command
+        self.md, self.js = md, js
+        self.t0 = process_start() if t0 is None else t0
+        self.forms = {s: None for s in (() if opts.get("exhaustive_only") else forms)}
+        self.sweep_forms = [s for s in forms if V.exhaustive_eligible(s)] \
+            if (opts.get("exhaustive") or opts.get("exhaustive_only")) else []
+        self.sweeps = {s: None for s in self.sweep_forms}
+        self.probe_list = list(probe_list)
+        self.probes = {p.name: None for p in self.probe_list}
+        self.interrupted = None
+        self.state = None                  #: the --resume file (resume.SweepState)
+        self.final = False
+        self.dev = None
+        self._last_write = 0.0
+
+    # -- the dict the report and the JSON are made of
+
+    def result(self):
+        opts = self.opts
+        why = ("not reached: " + (self.interrupted or "time budget spent")) if self.final \
+            else "not reached (yet)"
+        forms = [r if r is not None else not_reached("vectors", s, why)
+                 for s, r in self.forms.items()]
+        sweeps = [r if r is not None else not_reached("sweep", s, why)
+                  for s, r in self.sweeps.items()]
+        probe_results = [r for r in self.probes.values() if r is not None]
+        pending = [n for n, r in self.probes.items() if r is None]
+        native = [r for r in probe_results if r.mode != "decomposed"]
+        decomposed = [r for r in probe_results if r.mode == "decomposed"]
+        answers = P.policy_answers(probe_results)
+        dev = self.dev or {}
+
+        incomplete = []
+        for r in forms:
+            if r["error"] or not r["complete"]:
+                incomplete.append({"item": f"form {r['spelling']}",
+                                   "why": r["error"] or r.get("cut") or "cut short"})
+        for r in sweeps:
+            if r["error"] or not r["complete"]:
+                incomplete.append({"item": f"sweep {r['spelling']}",
+                                   "why": r["error"] or r.get("cut") or "cut short"})
+        for r in probe_results:
+            if r.error:
+                incomplete.append({"item": f"probe {r.name}", "why": r.error})
+        for n in pending:
+            incomplete.append({"item": f"probe {n}", "why": why})
+        mism = sum(r["mismatches"] for r in forms)
+        sweep_mism = sum(r["mismatches"] for r in sweeps)
+        disagree = [r.name for r in native if r.agrees is False and not r.error]
+        contradicted = [a["field"] for a in answers if a["status"].startswith("contradicted")
+                        or a["status"] == "differs by form"]
+        differs = bool(mism or sweep_mism or disagree or contradicted)
+        if differs:
+            verdict = "differs"
+            text = "ptxfp and the GPU differ"
+            if incomplete:
+                text += f" (and {len(incomplete)} item(s) incomplete)"
+        elif incomplete or not self.final:
+            verdict = "incomplete"
+            text = (f"incomplete: {len(incomplete)} item(s) not checked to the end; "
+                    "no claim of agreement")
+        else:
+            verdict = "agrees"
+            text = "ptxfp agrees with the GPU on everything this run selected"
+        if not self.final:
+            text += " (PARTIAL: the run had not finished when this was written)"
+        if not self.runner.hardware:
+            text = "dry run (no hardware): " + text
+        sets = {}
+        for r in forms:
+            for name, k in r.get("sets", {}).items():
+                sets.setdefault(name, {"vectors": 0, "forms": 0})
+                sets[name]["vectors"] += k
+                sets[name]["forms"] += 1
+        done_items = (sum(r is not None for r in self.forms.values())
+                      + sum(r is not None for r in self.sweeps.values()) + len(probe_results))
+        total = len(self.forms) + len(self.sweeps) + len(self.probes)
+        return {
+            "meta": {**dev, "hardware": self.runner.hardware,
+                     "date": datetime.datetime.now(datetime.timezone.utc)
+                     .strftime("%Y-%m-%d %H:%M UTC"),
+                     "ptxfp": _version(), "git": _git_revision(), "source": source_checksum(),
+                     "command": self.command, "vectors": opts["vectors"],
+                     "targeted": opts["targeted"], "families": list(package_vectors.families()),
+                     "seed": opts["seed"], "exhaustive": bool(self.sweep_forms),
+                     "budget_s": opts.get("budget"), "chunk": opts.get("chunk"),
+                     "resume": opts.get("resume"),
+                     "policy": {f: getattr(policy.current(), f) for f in P.POLICY_FIELDS},
+                     "elapsed_s": time.time() - self.t0,
+                     "partial": not self.final, "interrupted": self.interrupted,
+                     "progress": f"{done_items} of {total} items done"},
+            "summary": {
+                "forms": len(forms),
+                "decomposed": sum(1 for r in forms if r["mode"] == "decomposed"),
+                "vectors": sum(r["vectors"] for r in forms), "mismatches": mism,
+                "forms_with_mismatches": sum(1 for r in forms if r["mismatches"]),
+                "errors": sum(1 for r in forms if r["error"]),
+                "sets": sets,
+                "exhaustive_vectors": sum(r["vectors"] for r in sweeps),
+                "exhaustive_mismatches": sweep_mism,
+                "exhaustive_complete": all(r["complete"] and not r["error"] for r in sweeps),
+                "probes": len(native), "probes_disagree": len(disagree),
+                "probe_errors": sum(1 for r in probe_results if r.error),
+                "decomposed_probes": len(decomposed),
+                "decomposed_probes_disagree": sum(1 for r in decomposed
+                                                  if r.agrees is False and not r.error),
+                "contradicted": contradicted,
+                "incomplete": incomplete,
+                "agrees": verdict == "agrees", "verdict_kind": verdict, "verdict": text,
+                "exit_status": VERDICTS[verdict],
+            },
+            "forms": forms, "exhaustive": sweeps,
+            "probes": [r.to_dict() for r in native],
+            "decomposed_probes": [r.to_dict() for r in decomposed],
+            "policies": answers,
+        }
+
+    def checkpoint(self, every=0.0):
+        """Rewrite the report (atomically) with what has finished; at most every ``every``
+        seconds."""
+        now = time.monotonic()
+        if (self.md or self.js) and now - self._last_write >= every:
+            self._last_write = now
+            report.write(self.result(), self.md, self.js)
+
+    # -- running
+
+    def _past(self):
+        d = self.opts["deadline"]
+        return d is not None and time.time() > d
+
+    def run(self, jobs=1, backend="auto", device=0):
+        try:
+            self.dev = self.runner.device()
+        except Exception as exc:
+            self.dev = {"gpu": f"unknown ({could_not_run(exc)})", "sm": None,
+                        "backend": backend}
+        dev = self.dev
+        _say(self.opts, f"ptxfp.hw: {dev.get('gpu')} (sm_{dev.get('sm')}), "
+                        f"{dev.get('backend')}; {len(self.forms)} forms, "
+                        f"{len(self.sweeps)} sweeps, {len(self.probes)} probes")
+        self.checkpoint()
+        pool = None
+        try:
+            futures = {}
+            forms = list(self.forms)
+            if jobs > 1 and len(forms) > 1 and not self._past():
+                pool, futures = self._start_pool(forms, jobs, backend, device)
+            else:
+                self._serial_forms(forms)          # before the probes: the pool's case differs
+            self._run_probes()                     # while the pool (if any) verifies forms
+            if futures:
+                self._collect(pool, futures)
+            self._run_sweeps()
+        except (KeyboardInterrupt, SystemExit) as exc:
+            self.interrupted = ("interrupted" if isinstance(exc, KeyboardInterrupt)
+                                else f"stopped (exit {exc.code})")
+        finally:
+            if pool is not None:
+                _stop_pool(pool)
+            self.final = True
+            if self.md or self.js:
+                report.write(self.result(), self.md, self.js)
+        return self.result()
+
+    def _serial_forms(self, forms):
+        for s in forms:
+            if self._past():
+                self.forms[s] = not_reached("vectors", s)
                 continue
-            r = _task(runner, kind, s, opts)
+            r = _vector_task(self.runner, s, self.opts)
+            _say(self.opts, _form_line(r))
+            self.forms[s] = r
+            self.checkpoint()
+
+    def _start_pool(self, forms, jobs, backend, device):
+        import concurrent.futures as cf
+        import multiprocessing as mp
+        jobs = min(jobs, len(forms))
+        threads = max(1, _cpus() // jobs)     # the cores divided among the processes running
+        self._cache = tempfile.TemporaryDirectory(prefix="ptxfp-hw-numba-")
+        pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
+                                      initializer=_worker_init,
+                                      initargs=(self._cache.name, threads, backend, device))
+        futures = {pool.submit(_worker_task, s, self.opts): s for s in forms}
+        return pool, futures
+
+    def _collect(self, pool, futures):
+        import concurrent.futures as cf
+        end = self.opts.get("end")
+        pending = set(futures)
+        while pending:
+            timeout = None if end is None else max(0.0, end - self.opts["reserve"] - time.time())
+            done, pending = cf.wait(pending, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                s = futures[fut]
+                try:
+                    r = fut.result()
+                except Exception as exc:
+                    r = not_reached("vectors", s, could_not_run(exc))
+                _say(self.opts, _form_line(r))
+                self.forms[s] = r
+                self.checkpoint()
+            if pending and not done:           # the budget's end: what still runs is cut
+                for fut in pending:
+                    s = futures[fut]
+                    self.forms[s] = not_reached(
+                        "vectors", s, "cut short: still running when the time budget ended")
+                break
+
+    def _run_probes(self):
+        for p in self.probe_list:
+            if self._past():
+                self.probes[p.name] = P.not_run(p, "not reached: time budget spent")
+                continue
+            r = P.run_probe(self.runner, p)
+            self.probes[p.name] = r
+            if r.agrees is False or r.error:
+                _say(self.opts, f"  probe {r.name} ({r.mode or '?'}): {r.verdict}"
+                     + (" (ptxfp now disagrees)" if r.agrees is False else ""))
+            self.checkpoint(every=5.0)
+        self.checkpoint()
+
+    def _run_sweeps(self):
+        opts = self.opts
+        state = self.state
+        if state is None and opts.get("resume") and self.sweeps:
+            state = resume_state(opts["resume"], self.runner, opts["chunk"])
+        left = opts.get("chunks_per_call")
+        for s in self.sweeps:
+            # called even past the budget: with --resume it counts the earlier calls' chunks
+            r = sweep_form(self.runner, s, opts["exhaustive_c"], chunk=opts["chunk"],
+                           limit=opts["examples"], deadline=opts["deadline"],
+                           progress=lambda *a: self.checkpoint(every=30.0), state=state,
+                           threads=_cpus(), max_chunks=left).to_dict()
+            if left is not None:
+                left = max(0, left - r["chunks"])
             _say(opts, _form_line(r))
-            results[(kind, s)] = r
-        return [results[t] for t in tasks]
-    import concurrent.futures as cf
-    import multiprocessing as mp
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    threads = max(1, (cpus or 1) // jobs)
-    with tempfile.TemporaryDirectory(prefix="ptxfp-hw-numba-") as base, \
-            cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
-                                   initializer=_worker_init,
-                                   initargs=(base, threads, backend, device)) as pool:
-        futures = {pool.submit(_worker_task, kind, s, opts): (kind, s) for kind, s in tasks}
-        for fut in cf.as_completed(futures):
-            key = futures[fut]
-            try:
-                r = fut.result()
-            except HardwareUnavailable:
-                raise
-            except Exception as exc:
-                r = _skipped(*key)
-                r["error"] = f"worker failed: {type(exc).__name__}: {exc}"
-            _say(opts, _form_line(r))
-            results[key] = r
-    return [results[t] for t in tasks]
+            self.sweeps[s] = r
+            self.checkpoint()
 
 
-def _skipped(kind, s):
-    from .verify import FormResult
-    r = FormResult(s, kind="exhaustive" if kind == "sweep" else "vectors")
-    r.complete = False
-    r.error = "not run: time budget spent"
-    return r.to_dict()
-
-
-def run(runner, forms, probe_list, opts, jobs=1, backend="auto", device=0, command=""):
-    """Verify ``forms``, sweep them if asked, run ``probe_list``; the run as a dict."""
-    t0 = time.time()
+def resume_state(path, runner, chunk):
+    """The --resume file for this code, this GPU (or dry-run backend) and this chunk size;
+    a ResumeError (one line) when the file was written by another."""
     dev = runner.device()
-    _say(opts, f"ptxfp.hw: {dev['gpu']} (sm_{dev['sm']}), {dev['backend']}; "
-               f"{len(forms)} forms, {len(probe_list)} probes")
-    tasks = [("vectors", s) for s in forms]
-    if opts.get("exhaustive"):
-        tasks += [("sweep", s) for s in forms if V.exhaustive_eligible(s)]
-    done = _run_tasks(runner, tasks, opts, jobs, backend, device)
-    form_results = [r for r in done if r["kind"] == "vectors"]
-    sweeps = [r for r in done if r["kind"] == "exhaustive"]
-    probe_results = []
-    for p in probe_list:
-        r = P.run_probe(runner, p)
-        probe_results.append(r)
-        if r.agrees is False or r.error:
-            _say(opts, f"  probe {r.name}: {r.verdict}" + (" (ptxfp now disagrees)"
-                                                          if r.agrees is False else ""))
-    answers = P.policy_answers(probe_results)
-    probes = [r.to_dict() for r in probe_results]
-    mism = sum(r["mismatches"] for r in form_results)
-    errors = sum(1 for r in form_results if r["error"])
-    sweep_mism = sum(r["mismatches"] for r in sweeps)
-    sweep_err = sum(1 for r in sweeps if r["error"])
-    disagree = sum(1 for r in probe_results if r.agrees is False)
-    probe_err = sum(1 for r in probe_results if r.error)
-    agrees = not (mism or errors or sweep_mism or sweep_err or disagree or probe_err)
-    verdict = "ptxfp agrees with the GPU" if agrees else "ptxfp and the GPU differ"
-    if not runner.hardware:
-        verdict = "dry run (no hardware): " + verdict
-    return {
-        "meta": {**dev, "hardware": runner.hardware,
-                 "date": datetime.datetime.now(datetime.timezone.utc)
-                 .strftime("%Y-%m-%d %H:%M UTC"),
-                 "ptxfp": _version(), "git": _git_revision(), "command": command,
-                 "vectors": opts["vectors"], "test_vectors": opts["test_vectors"],
-                 "seed": opts["seed"], "exhaustive": bool(opts.get("exhaustive")),
-                 "policy": {f: getattr(policy.current(), f) for f in P.POLICY_FIELDS},
-                 "elapsed_s": time.time() - t0},
-        "summary": {
-            "forms": len(form_results),
-            "decomposed": sum(1 for r in form_results if r["mode"] == "decomposed"),
-            "vectors": sum(r["vectors"] for r in form_results), "mismatches": mism,
-            "forms_with_mismatches": sum(1 for r in form_results if r["mismatches"]),
-            "errors": errors,
-            "exhaustive_vectors": sum(r["vectors"] for r in sweeps),
-            "exhaustive_mismatches": sweep_mism,
-            "exhaustive_complete": all(r["complete"] for r in sweeps),
-            "probes": len(probe_results), "probes_disagree": disagree,
-            "probe_errors": probe_err, "agrees": agrees, "verdict": verdict,
-        },
-        "forms": form_results, "exhaustive": sweeps, "probes": probes, "policies": answers,
-    }
+    return SweepState(path, {"source": source_checksum(), "hardware": runner.hardware,
+                             "gpu": dev.get("gpu"), "backend": dev.get("backend"),
+                             "chunk": chunk})
 
 
-def _version():
-    from .. import __version__
-    return __version__
+def _stop_pool(pool):
+    """Shut the pool down at once: cancel what has not started and end the worker processes
+    this run started (by their handles), so that the report is not held up by a task that
+    overran the budget."""
+    procs = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(5)
+
+
+def run(runner, forms, probe_list, opts, jobs=1, backend="auto", device=0, command="",
+        md=None, js=None, t0=None):
+    """Verify ``forms``, run ``probe_list``, sweep if asked; the run as a dict (written to
+    ``md``/``js`` after every item and at the end)."""
+    opts = _with_defaults(opts, t0)
+    return Run(runner, forms, probe_list, opts, command, md, js, t0).run(jobs, backend, device)
+
+
+def _with_defaults(opts, t0=None):
+    opts = dict(opts)
+    opts.setdefault("targeted", 0)
+    opts.setdefault("chunk", CHUNK)
+    opts.setdefault("examples", EXAMPLES)
+    opts.setdefault("exhaustive_c", None)
+    opts.setdefault("seed", 0)
+    if "deadline" not in opts:
+        opts["deadline"] = None
+    opts.setdefault("end", None)
+    opts.setdefault("reserve", 0.0)
+    return opts
+
+
+def deadlines(budget, t0):
+    """(end, deadline, reserve): the budget's end counted from ``t0`` (the process start), the
+    time after which no new work starts, and the reserve between them for the work that is
+    running to finish and the report to be written."""
+    if budget is None:
+        return None, None, 0.0
+    reserve = min(20.0, max(1.0, 0.05 * budget))
+    end = t0 + budget
+    return end, end - reserve, reserve / 2
+
+
+# ---- --preflight --------------------------------------------------------------------------------
+
+
+def _module_version(name, dist=None):
+    try:
+        import importlib
+        mod = importlib.import_module(name)
+        v = getattr(mod, "__version__", None)
+        if v is None and dist:
+            from importlib import metadata
+            v = metadata.version(dist)
+        return str(v or "?"), None
+    except Exception as exc:
+        return None, could_not_run(exc).replace("could not run: ", "")
+
+
+#: add.rn.f16 on three vectors, with the IEEE 754 results: 1 + 1 = 2, 1 + -1 = +0,
+#: 65504 + 65504 overflows to +inf under round to nearest
+PREFLIGHT_VECTORS = ((0x3C00, 0x3C00, 0x4000), (0x3C00, 0xBC00, 0x0000),
+                     (0x7BFF, 0x7BFF, 0x7C00))
+
+
+def _preflight_backend(backend, device):
+    import numpy as np
+    t = time.monotonic()
+    runner = None
+    try:
+        runner = get_runner(backend, device)
+        dev = runner.device()
+        k = kernel_for("add.rn.f16", dev["sm"])
+        a, b, want = (np.array(col, np.uint16) for col in zip(*PREFLIGHT_VECTORS))
+        got = runner.run(k, {"a": a, "b": b})
+        ok = np.array_equal(got, want)
+        text = (f"{dev['gpu']} (sm_{dev['sm']}), driver {dev.get('driver') or '?'}, CUDA "
+                f"{dev.get('cuda_driver_api') or '?'}, {dev.get('backend')}: "
+                + ("loads and runs one kernel, its bits right" if ok else
+                   f"runs one kernel but returns {[hex(int(x)) for x in got]} for "
+                   f"{[hex(int(x)) for x in want]}"))
+        return ok, f"{text} ({time.monotonic() - t:.1f} s)"
+    except Exception as exc:
+        return False, f"unavailable: {could_not_run(exc).replace('could not run: ', '')} " \
+                      f"({time.monotonic() - t:.1f} s)"
+    finally:
+        if runner is not None:
+            runner.close()
+
+
+def preflight(backend="auto", device=0, name="python -m ptxfp.hw"):
+    """Print what a run would use and whether it works; exit status 0, or 2 with one line on
+    stderr saying what is missing."""
+    import platform
+    t0 = time.monotonic()
+    print(f"ptxfp {_version()} (git {_git_revision() or 'none'}; source sha256 "
+          f"{source_checksum()})")
+    print(f"Python {platform.python_version()} ({sys.executable})")
+    missing = []
+    for mod, dist in (("numpy", None), ("numba", None), ("cupy", None),
+                      ("cuda.bindings", "cuda-bindings")):
+        v, err = _module_version(mod, dist)
+        print(f"{mod}: {v}" if v else f"{mod}: not importable ({err})")
+        if v is None and mod in ("numpy", "numba"):
+            missing.append(mod)
+    t = time.monotonic()
+    try:
+        from ..execute import execute
+        got = [execute("add.rn.f16", a, b) for a, b, _ in PREFLIGHT_VECTORS]
+        ok = got == [w for _, _, w in PREFLIGHT_VECTORS]
+        print(f"ptxfp's model: {'computes' if ok else 'WRONG on'} add.rn.f16 "
+              f"({time.monotonic() - t:.1f} s, compilation included)")
+        if not ok:
+            missing.append("a working ptxfp model")
+    except Exception as exc:
+        print(f"ptxfp's model: {could_not_run(exc)}")
+        missing.append("a working ptxfp model")
+    names = ("cupy", "cuda-python") if backend == "auto" else (backend,)
+    working = []
+    for b in names:
+        ok, text = _preflight_backend(b, device)
+        print(f"backend {b}: {text}")
+        if ok:
+            working.append(b)
+    print(f"preflight took {time.monotonic() - t0:.1f} s")
+    if not working:
+        missing.append("a backend that runs a kernel (" + ", ".join(names) + ")")
+    if missing:
+        print(f"{name}: preflight: missing {'; '.join(missing)}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    print(f"preflight ok: {', '.join(working)} can run the harness")
+    return 0
 
 
 def _list(forms, sm):
@@ -366,8 +695,30 @@ def _emit(forms, sm, directory):
     print(f"wrote {len(forms)} kernels to {directory}")
 
 
+def _check_counts(args):
+    """Every count from the command line, checked before anything is allocated or started."""
+    from ..vectors import MAX_N, check_count
+    check_count(args.vectors, "--vectors", MAX_VECTORS)
+    check_count(args.targeted, "--targeted", MAX_N)
+    check_count(args.examples, "--examples", MAX_EXAMPLES)
+    if args.jobs is not None and not 1 <= args.jobs <= 256:
+        raise UsageError("--jobs takes a count from 1 to 256")
+    if args.chunk < (1 << 16) or args.chunk > (1 << 30) or args.chunk & (args.chunk - 1):
+        raise UsageError("--chunk takes a power of two from 65536 (2^16) to 2^30")
+    if args.chunks_per_call is not None:
+        check_count(args.chunks_per_call, "--chunks-per-call", 1 << 30)
+    if args.budget is not None and not args.budget > 0:
+        raise UsageError("--budget takes a number of seconds > 0")
+
+
+def _on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)        # unwinds through Run.run, which writes the report
+
+
 def main(argv=None, prog=None):
-    """The command line; returns the exit status (0 agree, 1 differ, 2 user error)."""
+    """The command line; returns the exit status (0 agrees, 1 differs, 2 cannot run,
+    3 incomplete)."""
+    t0 = process_start()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser(prog)
     try:
@@ -376,10 +727,9 @@ def main(argv=None, prog=None):
         return 0 if exc.code == 0 else 2
     name = parser.prog
     try:
-        if args.vectors < 0 or args.test_vectors < 0 or args.examples < 0:
-            raise UsageError("--vectors, --test-vectors and --examples take counts >= 0")
-        if args.jobs is not None and args.jobs < 1:
-            raise UsageError("--jobs takes a count >= 1")
+        _check_counts(args)
+        if args.preflight:
+            return preflight(args.backend, args.device, name)
         forms = select_forms(args.forms)
         if args.list or args.emit_ptx:
             sm = args.sm or DEFAULT_SM
@@ -388,42 +738,60 @@ def main(argv=None, prog=None):
             if args.emit_ptx:
                 _emit(forms, sm, args.emit_ptx)
             return 0
-        probe_list = select_probes(args.probes, forms)
+        probes_text = args.probes or ("none" if args.exhaustive_only else "all")
+        probe_list = select_probes(probes_text, forms)
+        if args.exhaustive_only and not any(V.exhaustive_eligible(s) for s in forms) \
+                and not probe_list:
+            raise UsageError("--exhaustive-only: none of the selected forms can be swept")
         if not forms and not probe_list:
             raise UsageError("nothing to run (--forms none and --probes none)")
+        if args.resume and not (args.exhaustive or args.exhaustive_only):
+            raise UsageError("--resume records exhaustive sweeps: add --exhaustive")
         c_values = _c_values(args.exhaustive_c)
         runner = get_runner(args.backend, args.device, sm=args.sm)
-    except UsageError as exc:
+    except (PtxfpError, HardwareUnavailable) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    except HardwareUnavailable as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
-        return 2
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    jobs = args.jobs or max(1, min(8, (cpus or 1) // 2))
-    opts = {"vectors": args.vectors, "test_vectors": args.test_vectors, "seed": args.seed,
-            "examples": args.examples, "exhaustive": args.exhaustive,
-            "exhaustive_c": c_values, "quiet": args.quiet,
-            "deadline": None if args.budget is None else time.time() + args.budget}
+    jobs = args.jobs or max(1, min(8, _cpus() // 2))
+    end, deadline, reserve = deadlines(args.budget, t0)
+    opts = {"vectors": args.vectors, "targeted": args.targeted, "seed": args.seed,
+            "examples": args.examples, "exhaustive": args.exhaustive or args.exhaustive_only,
+            "exhaustive_only": args.exhaustive_only, "exhaustive_c": c_values,
+            "quiet": args.quiet, "chunk": args.chunk, "chunks_per_call": args.chunks_per_call,
+            "resume": args.resume, "budget": args.budget, "deadline": deadline, "end": end,
+            "reserve": reserve}
     command = " ".join([name] + argv)
+    old = None
     try:
-        result = run(runner, forms, probe_list, opts, jobs=jobs, backend=args.backend,
-                     device=args.device, command=command)
-    except HardwareUnavailable as exc:
+        old = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:                     # not the main thread: no handler
+        pass
+    try:
+        the_run = Run(runner, forms, probe_list, opts, command, args.out, args.json, t0)
+        if args.resume and the_run.sweeps:
+            the_run.state = resume_state(args.resume, runner, args.chunk)
+        result = the_run.run(jobs, args.backend, args.device)
+    except PtxfpError as exc:              # a --resume file of another run
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
     finally:
         runner.close()
-    report.write(result, args.out, args.json)
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
     s = result["summary"]
     print(f"{name}: {s['verdict']}: {s['forms']} forms, {s['vectors']:,} vectors, "
-          f"{s['mismatches']:,} mismatches, {s['errors']} errors; "
-          f"{s['probes']} probes, {s['probes_disagree']} disagree"
+          f"{s['mismatches']:,} mismatches; {s['probes']} probes, {s['probes_disagree']} "
+          f"disagree" + (f" ({s['decomposed_probes']} decomposed probes reported apart)"
+                         if s["decomposed_probes"] else "")
           + (f"; exhaustive {s['exhaustive_vectors']:,} vectors, "
              f"{s['exhaustive_mismatches']:,} mismatches" if result["exhaustive"] else "")
           + (f"; report: {args.out}" if args.out else ""))
+    for item in s["incomplete"][:20]:
+        print(f"  incomplete: {item['item']}: {item['why']}")
+    if len(s["incomplete"]) > 20:
+        print(f"  ... and {len(s['incomplete']) - 20} more (see the report)")
     for p in result["policies"]:
         if p["status"] != "not probed":
             print(f"  {p['field']}: ptxfp {p['current']}, measured {p['measured'] or '—'} "
                   f"({p['status']})")
-    return 0 if s["agrees"] else 1
+    return s["exit_status"]

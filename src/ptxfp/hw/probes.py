@@ -551,17 +551,28 @@ def judge(probe, measured):
 
 
 def run_probe(runner, probe):
-    """Run one probe on the GPU and judge it."""
+    """Run one probe on the GPU and judge it.  Never raises for a failure of the GPU or its
+    backend: the result's ``error`` says the probe could not run."""
+    kernel = None
     try:
         kernel = probe.kernel(runner.sm)
         measured = runner.run(kernel, probe.operands())
-    except (KernelError, ValueError) as exc:
+        r = judge(probe, measured)
+    except Exception as exc:
+        from .verify import could_not_run
         r = ProbeResult(probe.name, tuple(probe.fields), probe.question, probe.spelling,
-                        error=str(exc))
+                        error=str(exc) if isinstance(exc, (KernelError, ValueError))
+                        else could_not_run(exc))
         r.verdict = "not run"
-        return r
-    r = judge(probe, measured)
-    r.mode, r.target = kernel.mode, kernel.target
+    if kernel is not None:
+        r.mode, r.target = kernel.mode, kernel.target
+    return r
+
+
+def not_run(probe, why):
+    """The result of a probe that did not run (the budget was spent first)."""
+    r = ProbeResult(probe.name, tuple(probe.fields), probe.question, probe.spelling, error=why)
+    r.verdict = "not run"
     return r
 
 
@@ -578,11 +589,15 @@ POLICY_FIELDS = tuple(f.name for f in dc_fields(policy.Policy))
 
 def policy_answers(results):
     """One answer per Policy field from the probe results:
-    ``[{field, current, measured, status, probes, decided_by, undecided}]``."""
+    ``[{field, current, measured, status, probes, decided_by, undecided}]``.
+
+    Only probes that ran the instruction itself (mode 'native') decide a policy: a decomposed
+    probe measures the GPU's .f32 unit and cvt, not the mixed instruction (sm_100) whose
+    behaviour the field describes.  Those are reported apart (``decomposed_probes``)."""
     cur = policy.current()
     out = []
     for fld in POLICY_FIELDS:
-        rs = [r for r in results if fld in r.fields and r.error is None]
+        rs = [r for r in results if fld in r.fields and r.error is None and r.mode == "native"]
         values = {}
         undecided = []
         for r in rs:

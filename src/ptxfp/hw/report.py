@@ -2,8 +2,12 @@
 
 import json
 
-#: the command the docs tell a session with a GPU to run
-COMMAND = "python -m ptxfp.hw --vectors 10000000 --out docs/conformance.md --json conformance.json"
+from .resume import write_atomic
+
+#: the one call (under 10 minutes on one H100/H200 with 16 cores) that covers every form at
+#: 10^7 random vectors plus the targeted families and every probe
+COMMAND = ("python -m ptxfp.hw --vectors 10000000 --budget 540 "
+           "--out docs/conformance.md --json conformance.json")
 
 
 def _table(header, rows):
@@ -20,6 +24,12 @@ def render(run):
     """Markdown for a run (the dict that ``command.run`` returns and ``--json`` writes)."""
     meta, summary = run["meta"], run["summary"]
     lines = ["# Hardware conformance", ""]
+    if meta.get("partial", False):
+        lines += ["> **PARTIAL REPORT: this run had not finished when this was written** "
+                  f"({meta.get('progress', '?')}). A run that was killed leaves this report: "
+                  "it claims nothing about what it had not reached.", ""]
+    if meta.get("interrupted"):
+        lines += [f"> **The run was {meta['interrupted']}** before it finished.", ""]
     if not meta.get("hardware", True):
         lines += ["> **DRY RUN: no GPU was involved.** ptxfp played the GPU "
                   f"({meta.get('backend')}); this report tests the harness, not the model. "
@@ -34,28 +44,49 @@ def render(run):
         ["CUDA runtime", meta.get("cuda_runtime") or "?"],
         ["Backend", meta.get("backend")],
         ["Date", meta.get("date")],
-        ["ptxfp", f"{meta.get('ptxfp')} ({meta.get('git') or 'no git revision'})"],
+        ["ptxfp", f"{meta.get('ptxfp')} (" + (f"git {meta['git']}; " if meta.get("git")
+                                               else "no git checkout; ")
+         + f"source sha256 {meta.get('source') or '?'})"],
         ["Command", f"`{meta.get('command')}`"],
         ["Random vectors per form", _n(meta.get("vectors", 0))],
+        ["Targeted vectors per form", _n(meta.get("targeted", 0) or 0)
+         + (" (" + ", ".join(meta["families"]) + ")" if meta.get("families") else "")],
+        ["Time budget", f"{meta['budget_s']:.0f} s from the process's start"
+         if meta.get("budget_s") else "none"],
         ["Seed", meta.get("seed")],
         ["Wall time", f"{meta.get('elapsed_s', 0):.0f} s"],
     ])
     lines += ["", "## Summary", ""]
+    lines.append(f"- Verdict: **{summary['verdict']}**")
     lines += [f"- Forms verified: {summary['forms']} ({summary['decomposed']} through their "
               f"decomposition), {_n(summary['vectors'])} vectors, "
               f"**{_n(summary['mismatches'])} mismatches** in {summary['forms_with_mismatches']} "
               f"form(s); {summary['errors']} form(s) could not run."]
+    sets = summary.get("sets") or {}
+    if sets:
+        lines.append("- Vector sets that ran: " + "; ".join(
+            f"{name}: {_n(v['vectors'])} vectors over {v['forms']} form(s)"
+            for name, v in sets.items()) + ".")
     if run.get("exhaustive"):
         lines.append(f"- Exhaustive sweeps: {len(run['exhaustive'])}, "
                      f"{_n(summary['exhaustive_vectors'])} vectors, "
                      f"**{_n(summary['exhaustive_mismatches'])} mismatches**"
                      + ("" if summary["exhaustive_complete"] else " (cut short by the budget)")
                      + ".")
-    lines.append(f"- Probes: {summary['probes']} run; {summary['probes_disagree']} disagree with "
-                 "the policy ptxfp uses now.")
-    lines.append(f"- Verdict: **{summary['verdict']}**")
+    lines.append(f"- Probes: {summary['probes']} run natively; {summary['probes_disagree']} "
+                 "disagree with the policy ptxfp uses now"
+                 + (f"; {summary['decomposed_probes']} decomposed probe(s) reported apart "
+                    f"({summary['decomposed_probes_disagree']} disagree), deciding nothing"
+                    if summary.get("decomposed_probes") else "") + ".")
+    incomplete = summary.get("incomplete") or []
+    if incomplete:
+        lines += ["", "## Incomplete", "",
+                  f"{len(incomplete)} item(s) did not run to the end; nothing is claimed for "
+                  "them.", ""]
+        lines += _table(["item", "why"], [[f"`{i['item']}`", i["why"]] for i in incomplete])
     lines += ["", "## Policies", "",
-              "Each open policy of `ptxfp.policy.Policy`, as the probes measured it. "
+              "Each open policy of `ptxfp.policy.Policy`, as the probes that ran the "
+              "instruction itself (*native*) measured it; decomposed probes decide nothing. "
               "*confirmed*: the GPU does what ptxfp does now; *contradicted*: flip the field to "
               "the measured value; *differs by form*: one field cannot say it (see the probes); "
               "*undecided*: no setting the model has fits.", ""]
@@ -78,11 +109,12 @@ def render(run):
         status = f"error: {f['error']}" if f["error"] else (
             "ok" if not f["mismatches"] else "**MISMATCH**")
         if not f["complete"]:
-            status += " (cut short)"
-        rows.append([f"`{f['spelling']}`", f["mode"], f["target"], _n(f["vectors"]),
+            status += " (incomplete" + (f": {f['cut']}" if f.get("cut") else "") + ")"
+        sets = ", ".join(f"{k} {_n(v)}" for k, v in (f.get("sets") or {}).items()) or "—"
+        rows.append([f"`{f['spelling']}`", f["mode"], f["target"], _n(f["vectors"]), sets,
                      _n(f["mismatches"]), _n(f.get("nan_only", 0)), status])
-    lines += _table(["form", "mode", "target", "vectors", "mismatches", "of which NaN bits only",
-                     "status"], rows)
+    lines += _table(["form", "mode", "target", "vectors", "vector sets", "mismatches",
+                     "of which NaN bits only", "status"], rows)
     bad = [f for f in run.get("forms", []) + run.get("exhaustive", []) if f["examples"]]
     if bad:
         lines += ["", "## Mismatches", "",
@@ -101,10 +133,13 @@ def render(run):
     if run.get("exhaustive"):
         lines += ["", "## Exhaustive sweeps", ""]
         lines += _table(["form", "mode", "sweep", "vectors", "mismatches", "status"],
-                        [[f"`{f['spelling']}`", f["mode"], f["detail"], _n(f["vectors"]),
+                        [[f"`{f['spelling']}`", f["mode"], f["detail"], _n(f["vectors"])
+                          + (f" ({_n(f['resumed'])} from earlier calls)" if f.get("resumed")
+                             else ""),
                           _n(f["mismatches"]),
                           f"error: {f['error']}" if f["error"] else
-                          ("complete" if f["complete"] else "cut short")]
+                          ("complete" if f["complete"] else
+                           "incomplete" + (f": {f['cut']}" if f.get("cut") else ""))]
                          for f in run["exhaustive"]])
     probes = run.get("probes", [])
     if probes:
@@ -132,18 +167,29 @@ def render(run):
                 row += [p["predictions"][k][i] for k in labels]
                 rows.append(row)
             lines += _table(head, rows)
+    dec = run.get("decomposed_probes", [])
+    if dec:
+        lines += ["", "## Decomposed probes", "",
+                  "Probes of forms this GPU cannot run (the mixed-precision forms need sm_100), "
+                  "run through their decomposition: they measure this GPU's `cvt` and `.f32` "
+                  "unit, not the mixed instruction, so they decide no policy. Shown for what "
+                  "they are.", ""]
+        lines += _table(["probe", "would decide", "verdict", "agrees with ptxfp now"],
+                        [[f"`{p['name']}`", ", ".join(f"`{x}`" for x in p["fields"]) or
+                          "(fixed rule)", p["verdict"] if not p["error"] else
+                          f"not run: {p['error']}",
+                          {True: "yes", False: "no", None: "—"}[p["agrees"]]] for p in dec])
     lines.append("")
     return "\n".join(lines)
 
 
 def write(run, md_path=None, json_path=None):
+    """Write the report and/or the JSON, each atomically (a temporary file, then a rename):
+    a run killed while writing leaves the previous complete file."""
     if md_path:
-        with open(md_path, "w") as f:
-            f.write(render(run))
+        write_atomic(md_path, render(run))
     if json_path:
-        with open(json_path, "w") as f:
-            json.dump(run, f, indent=1, default=str)
-            f.write("\n")
+        write_atomic(json_path, json.dumps(run, indent=1, default=str) + "\n")
 
 
 def placeholder():

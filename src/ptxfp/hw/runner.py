@@ -41,6 +41,26 @@ def _dtype(width):
     return np.uint16 if width == 16 else np.uint32
 
 
+class Constant:
+    """An operand that is one value for every vector (the fixed c of an exhaustive fma sweep):
+    runners keep it on the GPU, filled there once per (value, length), instead of uploading a
+    chunk's worth of copies every launch."""
+
+    def __init__(self, value, n=None):
+        self.value = int(value)
+        self.n = n
+
+    def __repr__(self):
+        return f"Constant(0x{self.value:X})"
+
+
+def _host(x, dtype, n):
+    """An operand as a host array (a Constant filled on the host: the CPU runners)."""
+    if isinstance(x, Constant):
+        return np.full(n, x.value, dtype)
+    return x
+
+
 class Runner:
     """Base: ``run(kernel, operands)`` where ``operands`` maps 'a'/'b'/'c' to arrays."""
     name = "?"
@@ -62,15 +82,21 @@ class Runner:
             if not w:
                 arrays.append(None)
                 continue
-            x = np.ascontiguousarray(operands[name], dtype=_dtype(w))
+            x = operands[name]
+            if isinstance(x, Constant):
+                arrays.append(Constant(x.value & ((1 << w) - 1)))
+                continue
+            x = np.ascontiguousarray(x, dtype=_dtype(w))
             n = x.size if n is None else n
             if x.size != n:
                 raise ValueError("operands of one launch must have the same length")
             arrays.append(x)
-        out = np.empty(n or 0, _dtype(widths[3]))
+        if n is None:
+            raise ValueError("a launch needs at least one operand array")
+        out = np.empty(n, _dtype(widths[3]))
         for s in range(0, out.size, MAX_LAUNCH):
             e = min(out.size, s + MAX_LAUNCH)
-            part = [None if x is None else x[s:e] for x in arrays]
+            part = [x if x is None or isinstance(x, Constant) else x[s:e] for x in arrays]
             out[s:e] = self.launch(kernel, part, e - s)
         return out
 
@@ -126,6 +152,14 @@ class CupyRunner(Runner):
         atexit.register(shutil.rmtree, self._dir, True)
         self._functions = {}
         self._info = None
+        self._const = (None, None)          #: (key, device array) of the last Constant
+
+    def _constant(self, x, dtype, n):
+        key = (x.value, np.dtype(dtype).str, n)
+        if self._const[0] != key:
+            self._const = (None, None)      # free the old one before filling the new
+            self._const = (key, self.cupy.full(n, x.value, dtype=dtype))
+        return self._const[1]
 
     def device(self):
         if self._info is None:
@@ -160,7 +194,9 @@ class CupyRunner(Runner):
         cp = self.cupy
         fn = self._function(kernel)
         dummy = cp.zeros(1, cp.uint32)
-        dev = [dummy if x is None else cp.asarray(x) for x in arrays]
+        dev = [dummy if x is None else
+               self._constant(x, _dtype(w), n) if isinstance(x, Constant) else cp.asarray(x)
+               for x, w in zip(arrays, kernel.widths)]
         out = cp.empty(n, _dtype(kernel.widths[3]))
         if n:
             try:
@@ -172,6 +208,7 @@ class CupyRunner(Runner):
         return cp.asnumpy(out)
 
     def close(self):
+        self._const = (None, None)
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
@@ -205,6 +242,24 @@ class CudaPythonRunner(Runner):
         self._functions = {}
         self._modules = []
         self._info = None
+        self._const = (None, None)          #: (key, device pointer) of the last Constant
+
+    def _constant(self, x, width, n):
+        """A device array of n copies of x.value, filled on the GPU (cuMemsetD16/D32)."""
+        key = (x.value, width, n)
+        if self._const[0] != key:
+            self._free_constant()
+            cu = self.cu
+            p = self._check(cu.cuMemAlloc(max(4, n * width // 8)))
+            self._const = (key, p)
+            fill = cu.cuMemsetD16 if width == 16 else cu.cuMemsetD32
+            self._check(fill(p, x.value, n))
+        return self._const[1]
+
+    def _free_constant(self):
+        if self._const[1] is not None:
+            self.cu.cuMemFree(self._const[1])
+        self._const = (None, None)
 
     def _check(self, result):
         err, rest = result[0], result[1:]
@@ -265,7 +320,10 @@ class CudaPythonRunner(Runner):
         ptrs = []
         try:
             dev = []
-            for x in arrays + [out]:
+            for x, w in zip(arrays + [out], kernel.widths):
+                if isinstance(x, Constant):
+                    dev.append(self._constant(x, w, n))
+                    continue
                 nbytes = max(4, 0 if x is None else x.nbytes)
                 p = self._check(cu.cuMemAlloc(nbytes))
                 ptrs.append(p)
@@ -292,6 +350,7 @@ class CudaPythonRunner(Runner):
         return out
 
     def close(self):
+        self._free_constant()
         for m in self._modules:
             self.cu.cuModuleUnload(m)
         self._modules = []
@@ -324,7 +383,7 @@ class ModelRunner(Runner):
 
     def launch(self, kernel, arrays, n):
         from .forms import model, parse_form
-        ops = [x for x in arrays if x is not None]
+        ops = [_host(x, _dtype(w), n) for x, w in zip(arrays, kernel.widths) if x is not None]
         out = np.asarray(model(parse_form(kernel.spelling), *ops)).reshape(-1)
         out = out.copy()
         if kernel.spelling in self.flip and n:
@@ -357,6 +416,8 @@ class InterpRunner(Runner):
         if not n:
             return out
         parts, addr, pos = [], {}, 0
+        arrays = [None if x is None else _host(x, _dtype(w), n)
+                  for x, w in zip(arrays, kernel.widths)]
         for name, x in zip("abcd", arrays + [out]):
             addr[name] = pos
             if x is not None:

@@ -7,8 +7,11 @@ and for the .f32 operand c of the mixed forms.  Generators are deterministic in 
 - ``special_values(fmt)``: ±0, subnormals (smallest, largest), the smallest normal and its
   neighbours, ±1 and its neighbours, max finite, ±inf, quiet and signalling NaNs with payloads
   (0x7FF7 and 0xFFF7, the OOB-NaN and its negative, among them).
-- ``targeted(ins)``: every combination of special values over the operands, and for packed forms
-  the same again with the lanes swapped.
+- ``special_grid(ins)``: every combination of special values over the operands, and for packed
+  forms the same again with the lanes swapped.
+- ``targeted(ins, n, seed)``: ``ptxfp.vectors.targeted``, the package's targeted families (ties,
+  near ties, double-rounding witnesses, cancellation, far exponents, subnormal boundaries,
+  overflow thresholds per mode, specials); no gmpy2 needed.
 - ``random_vectors(ins, n, seed)``: a mix of uniform bit patterns and "aimed" vectors whose last
   operand is chosen so that the exact result lands on an interesting magnitude (zero by
   cancellation, the subnormal range, the smallest normal, 1.0 for .sat, max finite); aimed
@@ -17,8 +20,11 @@ and for the .f32 operand c of the mixed forms.  Generators are deterministic in 
   forms once per fixed c; packed forms cover every pair once across their two lanes.
 """
 
+import concurrent.futures as _cf
+
 import numpy as np
 
+from .. import vectors as _package_vectors
 from .forms import is_cvt, parse_form
 
 _LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
@@ -223,7 +229,7 @@ def _formats(ins, lanes=False):
     return ins.operand_formats
 
 
-def targeted(spelling):
+def special_grid(spelling):
     """Every combination of special values over the operands (packed forms: the combination in
     lane 0 with the reversed list in lane 1, and the same with the lanes swapped)."""
     ins = _ins(spelling)
@@ -237,11 +243,23 @@ def targeted(spelling):
     return tuple(np.concatenate([_pack(g, r), _pack(r, g)]) for g, r in zip(grid, rev))
 
 
-def vector_sets(spelling, n_random, seed=0):
-    """The vector sets run for a form: ``[(name, operands), ...]``."""
-    sets = [("targeted", targeted(spelling))]
+def targeted(spelling, n, seed=0):
+    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``)."""
+    return _package_vectors.targeted(_ins(spelling), n, seed)
+
+
+#: the names of the vector sets, in the order they run
+SET_GRID, SET_TARGETED, SET_RANDOM = "special grid", "targeted", "random"
+
+
+def vector_sets(spelling, n_random=0, seed=0, n_targeted=0):
+    """The fixed vector sets run for a form: ``[(name, operands), ...]``: the special grid, then
+    ``n_targeted`` targeted vectors, then (when asked) ``n_random`` random ones in one set."""
+    sets = [(SET_GRID, special_grid(spelling))]
+    if n_targeted:
+        sets.append((SET_TARGETED, targeted(spelling, n_targeted, seed)))
     if n_random:
-        sets.append(("random", random_vectors(spelling, n_random, seed)))
+        sets.append((SET_RANDOM, random_vectors(spelling, n_random, seed)))
     return sets
 
 
@@ -327,14 +345,45 @@ def exhaustive_chunk(spelling, start, stop, c=None):
     return _with_c(ins, a, b, i.size, c)
 
 
+def exhaustive_operands(spelling, start, stop, threads=1):
+    """Vectors ``start..stop`` of the sweep without c (fma: the fixed c is the caller's
+    constant, kept on the GPU): the same a and b as ``exhaustive_chunk``, built by ``threads``
+    threads over slices of 65,536 vectors (NumPy releases the GIL for the work)."""
+    ins = _ins(spelling)
+    n = stop - start
+    names = [x for x in ins.operand_names if x != "c"]
+    if threads <= 1 or n < (1 << 20):
+        return exhaustive_chunk(ins, start, stop)[:len(names)]
+    fmts = dict(zip(ins.operand_names, ins.operand_formats))
+    outs = [np.empty(n, _dtype(fmts[x])) for x in names]
+    step = max(1 << 16, -(-n // (4 * threads)) // 65536 * 65536)
+
+    def fill(lo):
+        hi = min(stop, lo + step)
+        for o, part in zip(outs, exhaustive_chunk(ins, lo, hi)):
+            o[lo - start:hi - start] = part
+
+    with _cf.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(fill, range(start, stop, step)))
+    return tuple(outs)
+
+
+def c_bits(spelling, c):
+    """The c operand's bits for a fixed lane value c: replicated into both lanes of a packed
+    form."""
+    ins = _ins(spelling)
+    if ins.lanes == 2:
+        return (c & 0xFFFF) | ((c & 0xFFFF) << 16)
+    return c
+
+
 def _with_c(ins, a, b, n, c):
-    if ins.opcode != "fma":
+    if ins.opcode != "fma" or c is None:
         return a, b
     cfmt = "f32" if ins.mixed else ins.lane_format
     if ins.lanes == 2:
-        c = (c & 0xFFFF) | ((c & 0xFFFF) << 16)
         cfmt = "f16x2"
-    return a, b, np.full(n, c, dtype=_dtype(cfmt))
+    return a, b, np.full(n, c_bits(ins, c), dtype=_dtype(cfmt))
 
 
 def exhaustive_ranges(spelling, chunk=1 << 26, c_values=None):
