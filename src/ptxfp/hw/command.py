@@ -195,8 +195,10 @@ def _c_values(text):
 # ---- where the code comes from ----------------------------------------------------------------
 
 
-def _git_revision():
-    root = pathlib.Path(__file__).resolve().parents[3]
+def _git_revision(root=None):
+    """The checkout's short revision (with a note of uncommitted changes), or None where the
+    code does not run from a git checkout."""
+    root = pathlib.Path(root) if root else pathlib.Path(__file__).resolve().parents[3]
     if not (root / ".git").exists():
         return None
     try:
@@ -214,10 +216,10 @@ def _git_revision():
         return None
 
 
-def source_checksum():
+def source_checksum(pkg=None):
     """sha256 (first 16 hex digits) of ptxfp's Python source: every ``*.py`` of the package,
     by relative path and contents.  Names the code that ran where there is no git."""
-    pkg = pathlib.Path(__file__).resolve().parents[1]
+    pkg = pathlib.Path(pkg) if pkg else pathlib.Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for f in sorted(pkg.rglob("*.py")):
         h.update(f.relative_to(pkg).as_posix().encode() + b"\0")
