@@ -352,6 +352,8 @@ def exhaustive_operands(spelling, start, stop, threads=1):
     ins = _ins(spelling)
     n = stop - start
     names = [x for x in ins.operand_names if x != "c"]
+    if not is_cvt(ins) and start % 65536 == 0 and n % 65536 == 0 and n:
+        return _rows(ins, start >> 16, n >> 16, threads)
     if threads <= 1 or n < (1 << 20):
         return exhaustive_chunk(ins, start, stop)[:len(names)]
     fmts = dict(zip(ins.operand_names, ins.operand_formats))
@@ -366,6 +368,45 @@ def exhaustive_operands(spelling, start, stop, threads=1):
     with _cf.ThreadPoolExecutor(threads) as pool:
         list(pool.map(fill, range(start, stop, step)))
     return tuple(outs)
+
+
+#: the b column of whole rows: the same for every aligned chunk of one size (read-only)
+_B_ROWS = {}
+
+
+def _b_rows(lanes, rows):
+    key = (lanes, rows)
+    b = _B_ROWS.get(key)
+    if b is None:
+        row = np.arange(65536, dtype=np.uint16)
+        b = np.tile(row if lanes == 1 else row.astype(np.uint32) * np.uint32(0x10001), rows)
+        b.setflags(write=False)
+        _B_ROWS.clear()
+        _B_ROWS[key] = b
+    return b
+
+
+def _rows(ins, first, rows, threads):
+    """(a, b) of ``rows`` whole rows from row ``first`` (the layout of ``exhaustive_chunk``):
+    b comes from a cache, a is each row's value repeated, by ``threads`` threads."""
+    a0 = np.arange(first, first + rows, dtype=np.uint32)
+    if ins.lanes == 1:
+        vals, dt = a0.astype(np.uint16), np.uint16
+    else:
+        vals, dt = a0 | ((a0 + np.uint32(1 << 15)) << np.uint32(16)), np.uint32
+    a = np.empty(rows * 65536, dt)
+    per = max(1, -(-rows // max(1, threads)))
+
+    def fill(r0):
+        r1 = min(rows, r0 + per)
+        a[r0 * 65536:r1 * 65536].reshape(r1 - r0, 65536)[...] = vals[r0:r1, None]
+
+    if threads <= 1 or rows < 2:
+        fill(0) if per >= rows else [fill(r) for r in range(0, rows, per)]
+    else:
+        with _cf.ThreadPoolExecutor(threads) as pool:
+            list(pool.map(fill, range(0, rows, per)))
+    return a, _b_rows(ins.lanes, rows)
 
 
 def c_bits(spelling, c):
