@@ -705,7 +705,20 @@ def test_conformance_doc_says_how_to_run():
     text = (ROOT / "docs" / "conformance.md").read_text()
     assert "python -m ptxfp.hw" in text
     assert "No GPU run has happened yet" in text or "| GPU |" in text
-    assert report.COMMAND in report.placeholder()
+    doc = report.placeholder()
+    assert report.COMMAND in doc and "--budget 540" in report.COMMAND
+    assert "--preflight" in doc and "--resume" in doc and "--exhaustive-only" in doc
+    for word in ("lent", "$OUT", "device tool", "session"):
+        assert word not in doc, word
+    # the sweep plan's numbers are the tables'
+    eligible = [s for s in ALL if V.exhaustive_eligible(s)]
+    total = sum(V.exhaustive_size(s) * len(V.exhaustive_c_values(s)) for s in eligible)
+    assert f"{len(eligible)} sweeps, {total / 1e9:.1f} G vectors" in doc
+    # every option the doc names exists
+    import re
+    names = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", doc))
+    known = {a for act in command._parser(None)._actions for a in act.option_strings}
+    assert names <= known, names - known
 
 
 def test_main_is_exposed_for_the_cli():

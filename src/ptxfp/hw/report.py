@@ -20,6 +20,14 @@ def _n(x):
     return f"{x:,}"
 
 
+def _rate(f):
+    """Vectors this call swept and how fast (what a sweep plan is sized from)."""
+    n = f["vectors"] - f.get("resumed", 0)
+    if not n or not f.get("seconds"):
+        return "—"
+    return f"{_n(n)} in {f['seconds']:.0f} s ({n / f['seconds'] / 1e6:,.0f} M/s)"
+
+
 def render(run):
     """Markdown for a run (the dict that ``command.run`` returns and ``--json`` writes)."""
     meta, summary = run["meta"], run["summary"]
@@ -132,14 +140,16 @@ def render(run):
             lines.append("")
     if run.get("exhaustive"):
         lines += ["", "## Exhaustive sweeps", ""]
-        lines += _table(["form", "mode", "sweep", "vectors", "mismatches", "status"],
+        lines += _table(["form", "mode", "sweep", "vectors", "mismatches", "status",
+                         "this call"],
                         [[f"`{f['spelling']}`", f["mode"], f["detail"], _n(f["vectors"])
                           + (f" ({_n(f['resumed'])} from earlier calls)" if f.get("resumed")
                              else ""),
                           _n(f["mismatches"]),
                           f"error: {f['error']}" if f["error"] else
                           ("complete" if f["complete"] else
-                           "incomplete" + (f": {f['cut']}" if f.get("cut") else ""))]
+                           "incomplete" + (f": {f['cut']}" if f.get("cut") else "")),
+                          _rate(f)]
                          for f in run["exhaustive"]])
     probes = run.get("probes", [])
     if probes:
@@ -199,42 +209,105 @@ def placeholder():
 **No GPU run has happened yet.** Nothing in ptxfp has been compared with real hardware so far:
 every policy in `ptxfp.policy.Policy` is still a reading of the manual, not a measurement.
 
-## How to run it
+## What is needed
 
-On a machine with an NVIDIA GPU (sm_90 or newer: H100/H200), CuPy (`pip install -e '.[hw]'`;
-the `hw` extra is `cupy-cuda13x`, for drivers of CUDA 13; use `cupy-cuda12x` with a CUDA 12
-driver) or cuda-python, from the repository root:
+An NVIDIA GPU of sm_90 or newer (H100/H200), its driver, and CuPy (`pip install -e '.[hw]'`:
+`cupy-cuda13x` for CUDA 13 drivers; `cupy-cuda12x` for CUDA 12) or cuda-python
+(`cuda-bindings`); NumPy and Numba as ptxfp itself needs them.  gmpy2 is not needed: the
+targeted vectors come from `ptxfp.vectors`.  ptxfp need not be installed: from the root of a
+checkout (or a copy of one, without `.git`), put `src` on the path:
+
+```
+PYTHONPATH=src python3 -m ptxfp.hw --preflight
+```
+
+prints the GPU, the driver, the CUDA version, the versions of Python, NumPy, Numba, CuPy and
+cuda-bindings, and whether each backend loads and runs one kernel with the right bits, in
+seconds; it exits with status 2 and one line saying what is missing when no backend can run.
+
+## The run: every form and every probe in one call of under 10 minutes
+
+```
+PYTHONPATH=src python3 -m ptxfp.hw --vectors 10000000 --budget 540 \\
+    --out docs/conformance.md --json conformance.json
+```
+
+or, with ptxfp installed (`pip install -e '.[hw]'`),
 
 ```
 {COMMAND}
 ```
 
-and commit the rewritten `docs/conformance.md`. On a lent GPU machine that runs a copy of the
-working tree and sends back only one output folder (no network there: CuPy and Numba come with
-its image, ptxfp is not installed), run from the copy's root and bring the files back:
+This verifies every form of both instruction tables
+(add/sub/mul/fma and cvt) over three vector sets, each listed per form in the report with its
+count: the special grid (every combination of special values), 20,000 targeted vectors from
+`ptxfp.vectors` (ties and near ties, the double-rounding witnesses, cancellation, far
+exponents, subnormal boundaries, the overflow threshold of every rounding mode), and 10^7
+random vectors; then every probe.  Forms run in worker processes (`--jobs`, default half the
+cores, at most 8) while the probes run in the main process.
+
+`--budget 540` ends the run, report written, within 540 seconds of the process's start
+(interpreter start-up, probes and the report included): a command limit of 10 minutes holds.
+Whatever the budget cut is reported as *incomplete*, by name, never as agreement.  The report
+and the JSON are rewritten (atomically: a temporary file, then a rename) after every form and
+every few probes: a run that is killed leaves a valid report that says it is partial.  Every
+GPU error (an allocation or copy failure, a worker that cannot reach the GPU) becomes a
+"could not run" line for its form or probe; the run goes on.
+
+Commit the rewritten `docs/conformance.md`.
+
+## Verdicts and exit status
+
+| verdict | exit status | meaning |
+|---|---|---|
+| agrees | 0 | every selected form, sweep and probe ran to the end: 0 mismatches, every probe as ptxfp predicts |
+| differs | 1 | a mismatch, or a probe that contradicts the policy ptxfp uses (anything incomplete is listed as well) |
+| (cannot run) | 2 | a bad option, no GPU, no CUDA backend: one line |
+| incomplete | 3 | nothing differs, but something was cut short or could not run (listed by name): no claim of agreement |
+
+Policies are decided by *native* probes only, the ones that ran the instruction itself.  The
+mixed-precision forms (`.f32.f16`, `.f32.bf16`) need sm_100; on sm_90 their forms and probes
+run through their decomposition (exact `cvt.f32.f16`/`cvt.f32.bf16`, then the `.f32`
+operation): those probes measure the GPU's `cvt` and `.f32` unit, not the mixed instruction,
+and are reported in a section of their own, deciding nothing.
+
+## The exhaustive sweeps, in calls of under 10 minutes
+
+`--exhaustive` sweeps all 2^32 (a, b) pairs of every 16-bit binary form (fma once per fixed c:
+-0 and 1.0 by default, `--exhaustive-c`), all 2^32 f32 inputs of every narrowing cvt and all
+2^16 inputs of every widening cvt: 162 sweeps, 779.5 G vectors (add, sub, mul: 32.2 G each;
+fma: 459.6 G; cvt: 223.3 G).  The GPU does its share in seconds; ptxfp's model on the CPU sets
+the pace, so the sweeps use every core (the chunks are built and compared by all of them, and
+the fixed c stays on the GPU).  They do not fit one call: run them in pieces that resume,
 
 ```
-PYTHONPATH=src PYTHONUNBUFFERED=1 python3 -m ptxfp.hw --vectors 10000000 --budget 480 \
-    --out $OUT/conformance.md --json $OUT/conformance.json
+while :; do
+    PYTHONPATH=src python3 -m ptxfp.hw --exhaustive-only --resume sweeps-state.json \\
+        --budget 540 --out sweeps.md --json sweeps.json
+    status=$?
+    [ $status -eq 3 ] || break        # 3: not finished yet; 0 or 1: every sweep is done
+done
 ```
 
-then copy `conformance.md` into `docs/` here. `--budget 480` stops starting new work after 8
-minutes, so a 10-minute command limit still gets its report (forms not reached say so).
-Useful variations:
+Each call is one command of under 10 minutes.  `sweeps-state.json` lists every chunk done
+(2^26 vectors each, `--chunk`) with what it found, rewritten after every chunk; the next call
+skips those, so the union of the calls is the full sweep and the last call's report has the
+totals of all of them ("N from earlier calls").  The calls may be days apart, but the file
+refuses to be resumed by other ptxfp source, another GPU or another chunk size.  Each call's
+report gives every sweep's rate ("this call"): the number of calls is about 779.5 G divided by
+(that rate x 500 s).  For fixed pieces instead of a budget, `--chunks-per-call K` runs at most
+K chunks a call; `--forms` narrows the sweeps (e.g. `'cvt.*'` first: the narrowing cvt
+sweeps are the ones that can show a rounding boundary off by one).
 
-- `python -m ptxfp.hw --list` shows every form and whether this GPU runs it natively or through
-  its decomposition; `--emit-ptx DIR` writes every kernel's PTX without running anything.
+## Other options
+
+- `--list` shows every form and whether this GPU runs it natively or through its
+  decomposition; `--emit-ptx DIR` writes every kernel's PTX without running anything.
 - `--forms 'fma.*.bf16*,add.rn.f16'` (spellings or globs) and `--probes 'ftz-*,oob-*'` select;
   `--forms none` runs the probes alone.
-- `--exhaustive` adds sweeps of all 2^32 (a, b) pairs of every 16-bit binary form (fma at fixed
-  c: -0 and 1.0 by default, `--exhaustive-c`), of all 2^32 f32 inputs of every narrowing cvt
-  and all 2^16 inputs of every widening cvt (several minutes per form on the CPU side: select
-  with `--forms`); `--budget SECONDS` stops cleanly in time; `--jobs N` spreads the forms over N
-  processes (each compiles its own Numba kernels).
-- `--backend model` is a dry run with ptxfp playing the GPU (tests the harness only).
-
-Exit status: 0 when every result matches and every probe agrees with the policy in force, 1
-when something differs (the report says what), 2 when it cannot run (no GPU, no CuPy).
+- `--targeted N` sets the targeted vectors per form (0 skips them); `--seed` changes every set.
+- `--backend model` is a dry run with ptxfp playing the GPU: it tests the harness, and its
+  report says so on top.
 
 ## What it will do
 
@@ -244,24 +317,20 @@ when something differs (the report says what), 2 when it cannot run (no GPU, no 
    loads the operands with `ld.global.b16`/`.b32` at the global thread index, runs the
    instruction and stores d. Every kernel is checked by `ptxas` in the test suite
    (`tests/test_hw.py`).
-2. Run the forms the GPU cannot run natively (the mixed-precision `.f32.f16`/`.f32.bf16` forms
-   need sm_100) through their defined decomposition, labelled *decomposed*: exact
-   `cvt.f32.f16`/`cvt.f32.bf16` of a (and b), then `add`/`sub`/`fma` with the same rounding and
-   `.sat` on `.f32`, without `.ftz`.
-3. Load each kernel with the driver's PTX JIT (CuPy, or cuda-python), run it over targeted
-   vectors (every combination of special values: ±0, subnormals, the smallest normal, 1.0, max
-   finite, ±inf, NaNs with payloads such as 0x7FF7 and 0xFFF7, signalling NaNs), the vectors of
-   `tests/vectors.py` when the repository is there, and N random vectors (uniform bits, close
-   exponents, and vectors aimed at cancellation, underflow, the smallest normal, 1.0 and
-   overflow), and compare every result bit for bit with `ptxfp.execute` (cvt:
+2. Run the forms the GPU cannot run natively (the mixed-precision forms need sm_100) through
+   their defined decomposition, labelled *decomposed*.
+3. Load each kernel with the driver's PTX JIT (CuPy, or cuda-python), run it over the vector
+   sets above, and compare every result bit for bit with `ptxfp.execute` (cvt:
    `ptxfp.convert`).
-4. Run the probes that settle each open policy: the NaN result bits of every form (payload,
-   negative and signalling NaN inputs), `.ftz` tininess before or after rounding, -0.0 under
-   `.sat` and `.relu`, `.oob` with 0x7FF7 or 0xFFF7 in c, 0xFFF7 in a or b, and other NaNs, and
-   the NaN payloads through the f16/bf16 to f32 widening (`cvt.f32.f16`/`cvt.f32.bf16`, as in
-   the mixed forms). Each probe names the Policy field it decides and ptxfp's prediction under
-   each setting (`ptxfp.policy.using(...)`); the GPU's bits pick the setting.
-5. Rewrite this file with the GPU model, driver, CUDA version, date, every form's vectors and
+4. Run the probes that settle each open policy: the NaN result bits of every form
+   (`canonical_nan_f16`, `canonical_nan_bf16` and `canonical_nan_f32` separately), `.ftz`
+   tininess (before rounding, after rounding into the format, or IEEE's after rounding with an
+   unbounded exponent), -0.0 under `.sat` and `.relu`, `.oob` with 0x7FF7 or 0xFFF7 in c,
+   0xFFF7 in a or b, and other NaNs, and the NaN payloads through the f16/bf16 to f32 widening.
+   Each probe names the Policy field it decides and ptxfp's prediction under each setting
+   (`ptxfp.policy.using(...)`); the GPU's bits pick the setting.
+5. Rewrite this file with the GPU model, driver, CUDA version, date, ptxfp's version with its
+   git revision or, without git, a checksum of its source, every form's vector sets and
    mismatches (the first mismatching inputs with both results in hex), and each policy's
    measured answer.
 """
