@@ -414,7 +414,10 @@ class Run:
         now = time.monotonic()
         if (self.md or self.js) and now - self._last_write >= every:
             self._last_write = now
-            report.write(self.result(), self.md, self.js)
+            try:
+                report.write(self.result(), self.md, self.js)
+            except OSError as exc:             # a full disk must not end the run
+                _say(self.opts, f"  could not write the report: {exc}")
 
     # -- running
 
@@ -470,7 +473,7 @@ class Run:
         import concurrent.futures as cf
         import multiprocessing as mp
         jobs = min(jobs, len(forms))
-        threads = max(1, _cpus() // jobs)     # the cores divided among the processes running
+        threads = worker_threads(_cpus(), jobs, len(forms))
         self._cache = tempfile.TemporaryDirectory(prefix="ptxfp-hw-numba-")
         pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
                                       initializer=_worker_init,
@@ -540,6 +543,12 @@ def resume_state(path, runner, chunk):
     return SweepState(path, {"source": source_checksum(), "hardware": runner.hardware,
                              "gpu": dev.get("gpu"), "backend": dev.get("backend"),
                              "chunk": chunk})
+
+
+def worker_threads(cpus, jobs, tasks):
+    """Threads per worker process: the cores divided among the processes that will run (never
+    more than there are tasks), so that a few forms on many cores still use them all."""
+    return max(1, cpus // max(1, min(jobs, tasks)))
 
 
 def _stop_pool(pool):

@@ -149,7 +149,7 @@ def _past(deadline):
     return deadline is not None and time.time() > deadline
 
 
-def verify_form(runner, spelling, n_random=0, seed=0, limit=EXAMPLES, batch=1 << 24,
+def verify_form(runner, spelling, n_random=0, seed=0, limit=EXAMPLES, batch=1 << 22,
                 deadline=None, n_targeted=0):
     """One form on the GPU against ptxfp: the special grid, ``n_targeted`` vectors of the
     package's targeted families (ptxfp.vectors), ``n_random`` random vectors in batches.
