@@ -305,6 +305,8 @@ class Run:
         self.final = False
         self.dev = None
         self._last_write = 0.0
+        self._provenance = {"ptxfp": _version(), "git": _git_revision(),
+                            "source": source_checksum()}
 
     # -- the dict the report and the JSON are made of
 
@@ -372,8 +374,7 @@ class Run:
             "meta": {**dev, "hardware": self.runner.hardware,
                      "date": datetime.datetime.now(datetime.timezone.utc)
                      .strftime("%Y-%m-%d %H:%M UTC"),
-                     "ptxfp": _version(), "git": _git_revision(), "source": source_checksum(),
-                     "command": self.command, "vectors": opts["vectors"],
+                     **self._provenance, "command": self.command, "vectors": opts["vectors"],
                      "targeted": opts["targeted"], "families": list(package_vectors.families()),
                      "seed": opts["seed"], "exhaustive": bool(self.sweep_forms),
                      "budget_s": opts.get("budget"), "chunk": opts.get("chunk"),
