@@ -36,7 +36,7 @@ rounding core; no NumPy float cast rounds anything here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn, overload
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, overload
 
 import numpy as np
 from numba import njit
@@ -287,7 +287,7 @@ _compiled: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 def _kernel(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any]) -> Any:
     import numba
-    types = tuple(str(numba.typeof(x)) for x in (a, b, out))
+    types = tuple(str(numba.typeof(x)) for x in (a, b, out))  # type: ignore[no-untyped-call]
     key = (kind, types)
     k = _compiled.get(key)
     if k is None:

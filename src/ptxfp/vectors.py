@@ -36,8 +36,10 @@ from __future__ import annotations
 import functools
 import zlib
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .errors import PtxfpError
 
@@ -45,11 +47,15 @@ __all__ = ["targeted", "for_instruction", "operands", "lane_operands", "specials
            "check_count", "Format", "F16", "BF16", "F32", "FORMATS", "PINNED",
            "DOUBLE_ROUNDING_WITNESS", "N_DEFAULT", "MAX_N", "families"]
 
+#: operand arrays in PTX order (uint16 or uint32)
+Operands = tuple[NDArray[Any], ...]
+Rng = np.random.Generator
+
 #: the most vectors one call builds (2**27 triples of uint32: 1.5 GiB)
 MAX_N = 1 << 27
 
 
-def check_count(n, what="vectors", limit=MAX_N):
+def check_count(n: Any, what: str = "vectors", limit: int = MAX_N) -> int:
     """``n`` as an int in [0, limit], or a one-line PtxfpError (before anything is allocated)."""
     try:
         k = int(n)
@@ -119,13 +125,13 @@ N_DEFAULT = 20_000
 # Bits <-> float64 (all three formats are exact in float64)
 
 
-def to_float(bits, fmt: Format) -> np.ndarray:
+def to_float(bits: Any, fmt: Format) -> NDArray[Any]:
     bits = np.asarray(bits)
     with np.errstate(all="ignore"):
         return _to_float(bits, fmt)
 
 
-def _to_float(bits, fmt: Format) -> np.ndarray:
+def _to_float(bits: NDArray[Any], fmt: Format) -> NDArray[Any]:
     if fmt.name == "f16":
         return bits.astype(np.uint16).view(np.float16).astype(np.float64)
     if fmt.name == "bf16":
@@ -133,46 +139,46 @@ def _to_float(bits, fmt: Format) -> np.ndarray:
     return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
-def from_float(x, fmt: Format) -> np.ndarray:
+def from_float(x: Any, fmt: Format) -> NDArray[Any]:
     """Round float64 values to the nearest format value (ties to even; for bf16 through f32,
     which may round twice: these are constructions, their neighbours are added anyway)."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(all="ignore"):
         if fmt.name == "f16":
-            return x.astype(np.float16).view(np.uint16).astype(np.uint32)
+            return np.asarray(x.astype(np.float16).view(np.uint16).astype(np.uint32))
         b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
         if fmt.name == "f32":
-            return b.astype(np.uint32)
+            return np.asarray(b.astype(np.uint32))
         nan = (b & 0x7FFFFFFF) > 0x7F800000
         r = (b + 0x7FFF + ((b >> 16) & 1)) >> 16
         return np.where(nan, 0x7FC0, r).astype(np.uint32)
 
 
-def binade(x) -> np.ndarray:
+def binade(x: Any) -> NDArray[Any]:
     """floor(log2(|x|)) for finite nonzero x."""
-    return np.frexp(x)[1].astype(np.int64) - 1
+    return np.asarray(np.frexp(x)[1].astype(np.int64) - 1)
 
 
-def nudge(bits, k, fmt: Format) -> np.ndarray:
+def nudge(bits: Any, k: Any, fmt: Format) -> NDArray[Any]:
     """Move the magnitude by k units in the last place (sign kept), staying finite."""
     bits = np.asarray(bits, dtype=np.int64)
     sign = bits & fmt.sign_bit
     mag = np.clip((bits & (fmt.sign_bit - 1)) + np.asarray(k, dtype=np.int64), 0, fmt.max_bits)
-    return (sign | mag).astype(np.uint32)
+    return np.asarray((sign | mag).astype(np.uint32))
 
 
-def compose(sign, e, f, fmt: Format) -> np.ndarray:
+def compose(sign: Any, e: Any, f: Any, fmt: Format) -> NDArray[Any]:
     sign = np.asarray(sign, dtype=np.uint64)
     e = np.asarray(e, dtype=np.uint64)
     f = np.asarray(f, dtype=np.uint64)
-    return ((sign << (fmt.width - 1)) | (e << fmt.fbits) | f).astype(np.uint32)
+    return np.asarray(((sign << (fmt.width - 1)) | (e << fmt.fbits) | f).astype(np.uint32))
 
 
 # ------------------------------------------------------------------------------------------
 # Special values
 
 
-def specials(fmt: Format) -> np.ndarray:
+def specials(fmt: Format) -> NDArray[Any]:
     """Signed special and boundary values of fmt (bits)."""
     f = fmt.fbits
     one = fmt.one_bits
@@ -207,23 +213,23 @@ def specials(fmt: Format) -> np.ndarray:
 # Random values
 
 
-def uniform(rng, fmt: Format, n: int) -> np.ndarray:
+def uniform(rng: Rng, fmt: Format, n: int) -> NDArray[Any]:
     return rng.integers(0, 1 << fmt.width, n, dtype=np.uint64).astype(np.uint32)
 
 
-def finite(rng, fmt: Format, n: int, elo=0, ehi=None) -> np.ndarray:
+def finite(rng: Rng, fmt: Format, n: int, elo: Any = 0, ehi: Any = None) -> NDArray[Any]:
     """Random finite values with exponent field in [elo, ehi] (0 = subnormal or zero)."""
     ehi = (1 << fmt.ebits) - 2 if ehi is None else ehi
     return compose(rng.integers(0, 2, n), rng.integers(elo, ehi + 1, n),
                    rng.integers(0, 1 << fmt.fbits, n, dtype=np.uint64), fmt)
 
 
-def clustered(rng, fmt: Format, n: int, spread: int = 6) -> np.ndarray:
+def clustered(rng: Rng, fmt: Format, n: int, spread: int = 6) -> NDArray[Any]:
     """Random finite values within a few binades of 1 (their arithmetic rounds interestingly)."""
     return finite(rng, fmt, n, fmt.bias - spread, fmt.bias + spread)
 
 
-def frac_pattern(rng, fmt: Format, n: int) -> np.ndarray:
+def frac_pattern(rng: Rng, fmt: Format, n: int) -> NDArray[Any]:
     """Fractions that are zero, one, all ones, a half, or random."""
     choice = rng.integers(0, 5, n)
     pats = np.stack([np.zeros(n, np.uint64), np.ones(n, np.uint64),
@@ -233,7 +239,7 @@ def frac_pattern(rng, fmt: Format, n: int) -> np.ndarray:
     return pats[choice, np.arange(n)]
 
 
-def at_binade(rng, E, fmt: Format) -> np.ndarray:
+def at_binade(rng: Rng, E: Any, fmt: Format) -> NDArray[Any]:
     """Random-signed values whose binade is E (subnormal or zero below the normal range,
     infinity above: rounded through float64)."""
     E = np.asarray(E, dtype=np.int64)
@@ -244,7 +250,7 @@ def at_binade(rng, E, fmt: Format) -> np.ndarray:
     return from_float(x, fmt)
 
 
-def signs(rng, n):
+def signs(rng: Rng, n: int) -> NDArray[Any]:
     return np.where(rng.integers(0, 2, n) == 1, -1.0, 1.0)
 
 
@@ -252,15 +258,15 @@ def signs(rng, n):
 # Targeted families: each returns a tuple of operand arrays (lane bits, c in c_fmt)
 
 
-def _pairs_of(xs, ys, rng, n):
+def _pairs_of(xs: NDArray[Any], ys: NDArray[Any], rng: Rng, n: int) -> Operands:
     if xs.size * ys.size <= n:
         return np.repeat(xs, ys.size), np.tile(ys, xs.size)
     return rng.choice(xs, n), rng.choice(ys, n)
 
 
-def _sum_family(rng, xf: Format, yf: Format, op: str, n: int):
+def _sum_family(rng: Rng, xf: Format, yf: Format, op: str, n: int) -> list[Operands]:
     """x (in xf) op y (in yf) for add/sub: the mixed forms' y is the f32 c."""
-    parts = []
+    parts: list[Operands] = []
     sx, sy = specials(xf), specials(yf)
     parts.append(_pairs_of(sx, sy, rng, 4000))
     py = yf.precision
@@ -307,7 +313,8 @@ def _sum_family(rng, xf: Format, yf: Format, op: str, n: int):
     return parts
 
 
-def _product_ties(rng, fmt: Format, out: Format, n: int, tries: int = 400_000):
+def _product_ties(rng: Rng, fmt: Format, out: Format, n: int,
+                  tries: int = 400_000) -> Operands:
     """Pairs (a, b) whose exact product is halfway between two neighbours in out, or within
     a unit of the product's last bit of halfway."""
     a = clustered(rng, fmt, tries, 8)
@@ -322,7 +329,7 @@ def _product_ties(rng, fmt: Format, out: Format, n: int, tries: int = 400_000):
     return a[idx], b[idx]
 
 
-def _product_targets(rng, fmt: Format, out: Format, n: int):
+def _product_targets(rng: Rng, fmt: Format, out: Format, n: int) -> Operands:
     """Pairs (a, b) in fmt with a*b near the smallest normal, half the smallest subnormal, the
     largest finite value and the rn overflow threshold of out (b solved for, then nudged)."""
     out_a, out_b = [], []
@@ -342,8 +349,8 @@ def _product_targets(rng, fmt: Format, out: Format, n: int):
     return np.concatenate(out_a), np.concatenate(out_b)
 
 
-def _mul_family(rng, fmt: Format, n: int):
-    parts = []
+def _mul_family(rng: Rng, fmt: Format, n: int) -> list[Operands]:
+    parts: list[Operands] = []
     s = specials(fmt)
     parts.append(_pairs_of(s, s, rng, 4000))
     parts.append(_product_ties(rng, fmt, fmt, n // 5))
@@ -355,16 +362,17 @@ def _mul_family(rng, fmt: Format, n: int):
     return parts
 
 
-def _fma_family(rng, fmt: Format, cf: Format, n: int):
+def _fma_family(rng: Rng, fmt: Format, cf: Format, n: int) -> list[Operands]:
     """fma(a, b, c) with a, b in fmt and c (and the result) in cf."""
-    parts = []
+    parts: list[Operands] = []
     s, sc = specials(fmt), specials(cf)
     m = 3000
     parts.append((rng.choice(s, m), rng.choice(s, m), rng.choice(sc, m)))
     parts.append((rng.choice(s, m // 3), rng.choice(s, m // 3), uniform(rng, cf, m // 3)))
     parts.append((clustered(rng, fmt, m // 3), clustered(rng, fmt, m // 3), rng.choice(sc, m // 3)))
 
-    def with_c(a, b, fn):
+    def with_c(a: NDArray[Any], b: NDArray[Any],
+               fn: Callable[[NDArray[Any], int], NDArray[Any]]) -> Operands:
         P = to_float(a, fmt) * to_float(b, fmt)
         return a, b, fn(P, a.size)
 
@@ -410,12 +418,13 @@ def _fma_family(rng, fmt: Format, cf: Format, n: int):
 # Public entry points
 
 
-def _seed(*key) -> int:
+def _seed(*key: Any) -> int:
     return zlib.crc32(repr(key).encode())
 
 
 @functools.lru_cache(maxsize=128)
-def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT, seed: int = 0):
+def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT,
+                  seed: int = 0) -> Operands:
     """n operand tuples for one lane of a form (PTX operand order): a tuple of arrays, 16-bit
     lane operands as uint32 values < 2**16, the mixed forms' c as uint32 f32 bits.
 
@@ -461,7 +470,7 @@ def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT
 
 @functools.lru_cache(maxsize=128)
 def operands(opcode: str, lane_format: str, mixed: bool, lanes: int, n: int = N_DEFAULT,
-             seed: int = 0):
+             seed: int = 0) -> Operands:
     """Operand arrays for a form, in PTX order: uint16 for scalar half operands, uint32 for
     packed (.f16x2/.bf16x2) operands and f32 c. Packed lanes draw independent tuples from the
     scalar pool (lane 1 is a permutation of lane 0), so every lane mixes specials."""
@@ -479,7 +488,7 @@ def operands(opcode: str, lane_format: str, mixed: bool, lanes: int, n: int = N_
     return out
 
 
-def for_instruction(ins, n: int = N_DEFAULT, seed: int = 0):
+def for_instruction(ins: Any, n: int = N_DEFAULT, seed: int = 0) -> Operands:
     """Operands for an arithmetic instruction object (anything with opcode, lane_format, mixed,
     lanes)."""
     return operands(ins.opcode, ins.lane_format, bool(ins.mixed), int(ins.lanes), n, seed)
@@ -503,21 +512,21 @@ PINNED = {
 # cvt
 
 
-def _halves_as_f32(h, fmt: Format) -> np.ndarray:
+def _halves_as_f32(h: Any, fmt: Format) -> NDArray[Any]:
     """16-bit patterns of fmt widened exactly to f32 bits (NaNs keep their payload bits)."""
     h = np.asarray(h, dtype=np.uint32)
     if fmt.name == "bf16":
-        return (h << 16).astype(np.uint32)
+        return np.asarray((h << 16).astype(np.uint32))
     with np.errstate(all="ignore"):
-        return h.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32)
+        return np.asarray(h.astype(np.uint16).view(np.float16).astype(np.float32).view(np.uint32))
 
 
-def _f32_nudge(bits, k) -> np.ndarray:
+def _f32_nudge(bits: Any, k: Any) -> NDArray[Any]:
     """Move f32 bit patterns by k units (the sign bit kept; finite magnitudes stay finite)."""
     return nudge(bits, k, F32)
 
 
-def _cvt_narrow_lane(rng, fmt: Format, n: int) -> np.ndarray:
+def _cvt_narrow_lane(rng: Rng, fmt: Format, n: int) -> NDArray[Any]:
     """f32 inputs for a cvt to fmt (one lane's worth)."""
     parts = [specials(F32), _halves_as_f32(specials(fmt), fmt)]
     # every value exact, the tie to its upper neighbour, both nudged by 0..3 f32 units
@@ -563,14 +572,15 @@ def _cvt_narrow_lane(rng, fmt: Format, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=32)
-def cvt_operands(atype: str, dtype: str, n: int = N_DEFAULT, seed: int = 0):
+def cvt_operands(atype: str, dtype: str, n: int = N_DEFAULT, seed: int = 0) -> Operands:
     """Operands of a cvt form (``dtype`` the destination type, ``atype`` the source type)."""
     n = check_count(n)
     rng = np.random.default_rng(_seed("cvt", atype, dtype, n, seed))
     if atype != "f32":                                   # widening: every input, cycled
         fmt = FORMATS[atype]
         every = rng.permutation(1 << 16).astype(np.uint16)
-        out = (np.resize(np.concatenate([specials(fmt).astype(np.uint16), every]), n),)
+        out: Operands = (np.resize(np.concatenate([specials(fmt).astype(np.uint16), every]),
+                                   n),)
     else:
         fmt = FORMATS[dtype.replace("x2", "")]
         a = _cvt_narrow_lane(rng, fmt, n)
@@ -587,13 +597,13 @@ def cvt_operands(atype: str, dtype: str, n: int = N_DEFAULT, seed: int = 0):
 # The one public entry point over every form
 
 
-def families():
+def families() -> tuple[str, ...]:
     """The names of the families every targeted set draws from (for reports and docs)."""
     return ("specials", "ties and near ties", "double rounding", "cancellation",
             "far exponents", "subnormal boundaries", "overflow thresholds per mode", "random fill")
 
 
-def _instruction(form):
+def _instruction(form: Any) -> Any:
     if not isinstance(form, str):
         return form
     if form.strip().startswith("cvt."):
@@ -603,7 +613,7 @@ def _instruction(form):
     return parse(form)
 
 
-def targeted(form, n: int = N_DEFAULT, seed: int = 0):
+def targeted(form: Any, n: int = N_DEFAULT, seed: int = 0) -> Operands:
     """``n`` targeted vectors of one arithmetic or cvt form: a tuple of operand arrays in PTX
     order, each of length ``n`` (read-only; copy before writing), dtypes as ``ptxfp.execute``
     and ``ptxfp.convert`` take them.  ``form``: a spelling or a parsed instruction."""
