@@ -128,6 +128,12 @@ class _FakeCupy:
 
     zeros = staticmethod(np.zeros)
     empty = staticmethod(np.empty)
+    fills = []
+
+    @staticmethod
+    def full(n, value, dtype):
+        _FakeCupy.fills.append((n, value))
+        return np.full(n, value, dtype)
     asarray = staticmethod(lambda x: np.array(x))
     asnumpy = staticmethod(lambda x: np.array(x))
 
@@ -162,6 +168,15 @@ def test_the_cupy_runner_plumbing_with_a_fake_cupy(monkeypatch, tmp_path):
     for s in ("cvt.rn.relu.satfinite.f16x2.f32", "cvt.rz.ftz.bf16.f32"):
         r = verify_form(runner, s, n_random=300, seed=5)
         assert r.ok and r.error is None, r.to_dict()
+    # a Constant operand (a sweep's fixed c) is filled on the device once per value and length
+    from ptxfp.hw.runner import Constant
+    k = K.kernel_for("fma.rn.f16", 90)
+    a = np.array([0x3C00, 0x4000, 0xBC00], np.uint16)
+    as_array = runner.run(k, {"a": a, "b": a, "c": np.full(3, 0x3C00, np.uint16)})
+    _FakeCupy.fills.clear()
+    for _ in range(2):
+        assert np.array_equal(runner.run(k, {"a": a, "b": a, "c": Constant(0x3C00)}), as_array)
+    assert _FakeCupy.fills == [(3, 0x3C00)]
     runner.close()
     js = tmp_path / "r.json"
     assert command.main(["--forms", "cvt.rz.ftz.bf16.f32", "--vectors", "100", "--probes",
