@@ -305,6 +305,8 @@ class Run:
         self.final = False
         self.dev = None
         self._last_write = 0.0
+        self._answers = (None, [])
+        self._dicts = {}
         self._provenance = {"ptxfp": _version(), "git": _git_revision(),
                             "source": source_checksum()}
 
@@ -322,7 +324,9 @@ class Run:
         pending = [n for n, r in self.probes.items() if r is None]
         native = [r for r in probe_results if r.mode != "decomposed"]
         decomposed = [r for r in probe_results if r.mode == "decomposed"]
-        answers = P.policy_answers(probe_results)
+        if self._answers[0] != len(probe_results):        # cached: probes only get added
+            self._answers = (len(probe_results), P.policy_answers(probe_results))
+        answers = self._answers[1]
         dev = self.dev or {}
 
         incomplete = []
@@ -393,7 +397,8 @@ class Run:
                 "exhaustive_vectors": sum(r["vectors"] for r in sweeps),
                 "exhaustive_mismatches": sweep_mism,
                 "exhaustive_complete": all(r["complete"] and not r["error"] for r in sweeps),
-                "probes": len(native), "probes_disagree": len(disagree),
+                "probes": sum(1 for r in native if not r.error),
+                "probes_disagree": len(disagree),
                 "probe_errors": sum(1 for r in probe_results if r.error),
                 "decomposed_probes": len(decomposed),
                 "decomposed_probes_disagree": sum(1 for r in decomposed
@@ -404,10 +409,16 @@ class Run:
                 "exit_status": VERDICTS[verdict],
             },
             "forms": forms, "exhaustive": sweeps,
-            "probes": [r.to_dict() for r in native],
-            "decomposed_probes": [r.to_dict() for r in decomposed],
+            "probes": [self._probe_dict(r) for r in native],
+            "decomposed_probes": [self._probe_dict(r) for r in decomposed],
             "policies": answers,
         }
+
+    def _probe_dict(self, r):
+        d = self._dicts.get(r.name)
+        if d is None or d[0] is not r:
+            d = self._dicts[r.name] = (r, r.to_dict())
+        return d[1]
 
     def checkpoint(self, every=0.0):
         """Rewrite the report (atomically) with what has finished; at most every ``every``
@@ -486,8 +497,9 @@ class Run:
         import concurrent.futures as cf
         end = self.opts.get("end")
         pending = set(futures)
+        stop = None if end is None else end - self.opts["reserve"]
         while pending:
-            timeout = None if end is None else max(0.0, end - self.opts["reserve"] - time.time())
+            timeout = None if stop is None else max(0.0, stop - time.time())
             done, pending = cf.wait(pending, timeout=timeout, return_when=cf.FIRST_COMPLETED)
             for fut in done:
                 s = futures[fut]
@@ -497,8 +509,9 @@ class Run:
                     r = not_reached("vectors", s, could_not_run(exc))
                 _say(self.opts, _form_line(r))
                 self.forms[s] = r
-                self.checkpoint()
-            if pending and not done:           # the budget's end: what still runs is cut
+            past = stop is not None and time.time() >= stop
+            self.checkpoint(every=0.0 if not past else float("inf"))
+            if pending and past:               # the budget's end: what still runs is cut
                 for fut in pending:
                     s = futures[fut]
                     self.forms[s] = not_reached(
