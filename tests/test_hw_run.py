@@ -230,6 +230,35 @@ def test_a_killed_run_leaves_a_valid_partial_report(tmp_path):
     assert "PARTIAL REPORT" in md.read_text()
 
 
+def test_a_terminated_run_writes_its_final_report_and_exits_incomplete(tmp_path):
+    # what `timeout` does at a command's time limit: SIGTERM
+    js = tmp_path / "r.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ptxfp.hw", "--backend", "model", "--forms", "add.rn.f16",
+         "--vectors", "1000", "--targeted", "0", "--exhaustive", "--probes", "none",
+         "--jobs", "1", "--quiet", "--json", str(js)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        t = time.time()
+        while time.time() - t < 60:
+            if js.exists() and json.loads(js.read_text())["forms"][0]["error"] is None:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)                                  # into the 2**32 sweep
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    run = json.loads(js.read_text())
+    assert rc == 3
+    assert run["meta"]["partial"] is False and run["meta"]["interrupted"].startswith("stopped")
+    assert run["summary"]["verdict_kind"] == "incomplete"
+    assert run["exhaustive"][0]["complete"] is False
+
+
 # ---- probes ----------------------------------------------------------------------------------
 
 

@@ -250,7 +250,8 @@ cores, at most 8) while the probes run in the main process.
 (interpreter start-up, probes and the report included): a command limit of 10 minutes holds.
 Whatever the budget cut is reported as *incomplete*, by name, never as agreement.  The report
 and the JSON are rewritten (atomically: a temporary file, then a rename) after every form and
-every few probes: a run that is killed leaves a valid report that says it is partial.  Every
+every few probes: a run that is killed leaves a valid report that says it is partial (one
+stopped by SIGTERM, as `timeout` does, writes its final report, marked interrupted).  Every
 GPU error (an allocation or copy failure, a worker that cannot reach the GPU) becomes a
 "could not run" line for its form or probe; the run goes on.
 
