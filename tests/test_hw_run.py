@@ -444,6 +444,31 @@ def test_huge_counts_are_one_line_exit_2_before_any_allocation(capsys):
     assert cli_main(["verify", "--backend", "model", "--vectors", str(10 ** 18)]) == 2
 
 
+def test_cuda_python_without_a_driver_is_one_line_exit_2(monkeypatch, capsys):
+    # cuda-bindings installed on a machine without the driver library: its cuInit raises
+    # something that is not a CUDA error code
+    import types
+    driver = types.ModuleType("cuda.bindings.driver")
+
+    def cuInit(flags):
+        raise RuntimeError('"cuda" is an NVIDIA driver library and can only be found via '
+                           'system search')
+
+    driver.cuInit = cuInit
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = driver
+    cuda = types.ModuleType("cuda")
+    cuda.bindings = bindings
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    for name, mod in (("cuda", cuda), ("cuda.bindings", bindings),
+                      ("cuda.bindings.driver", driver)):
+        monkeypatch.setitem(sys.modules, name, mod)
+    assert command.main(["--forms", "add.rn.f16"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "no NVIDIA GPU available to cuda-python" in err and "driver library" in err
+
+
 def test_preflight_prints_the_versions_and_tries_one_kernel(capsys, monkeypatch):
     assert _main("--preflight") == 0
     out = capsys.readouterr().out

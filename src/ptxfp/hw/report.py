@@ -69,7 +69,7 @@ def render(run):
     lines += [f"- Forms verified: {summary['forms']} ({summary['decomposed']} through their "
               f"decomposition), {_n(summary['vectors'])} vectors, "
               f"**{_n(summary['mismatches'])} mismatches** in {summary['forms_with_mismatches']} "
-              f"form(s); {summary['errors']} form(s) could not run."]
+              f"form(s); {summary['errors']} form(s) did not run (see Incomplete)."]
     sets = summary.get("sets") or {}
     if sets:
         lines.append("- Vector sets that ran: " + "; ".join(

@@ -33,6 +33,10 @@ class HardwareUnavailable(RuntimeError):
     """No usable GPU or CUDA backend; the message is one line for the user."""
 
 
+class BackendMissing(HardwareUnavailable):
+    """The backend's Python package is not installed at all."""
+
+
 class KernelError(RuntimeError):
     """A kernel failed to load (PTX JIT) or to run."""
 
@@ -132,7 +136,7 @@ class CupyRunner(Runner):
         try:
             import cupy
         except ImportError:
-            raise HardwareUnavailable(
+            raise BackendMissing(
                 "CuPy is not installed (pip install 'ptxfp[hw]', or cuda-python with "
                 "--backend cuda-python)") from None
         except Exception as exc:           # a CuPy wheel that cannot find its CUDA libraries
@@ -223,16 +227,19 @@ class CudaPythonRunner(Runner):
             try:
                 from cuda import cuda as cu          # cuda-python before 12.6
             except ImportError:
-                raise HardwareUnavailable(
+                raise BackendMissing(
                     "neither CuPy nor cuda-python is installed (pip install 'ptxfp[hw]')") \
                     from None
+        except Exception as exc:                     # installed, but broken
+            raise HardwareUnavailable(f"cuda-python cannot be imported: {_one_line(exc)}") \
+                from None
         self.cu = cu
         try:
             self._check(cu.cuInit(0))
             count = self._check(cu.cuDeviceGetCount())
-        except KernelError as exc:
-            raise HardwareUnavailable(f"no NVIDIA GPU available to cuda-python: {exc}") \
-                from None
+        except Exception as exc:           # a CUDA error, or no driver library at all
+            raise HardwareUnavailable(f"no NVIDIA GPU available to cuda-python: "
+                                      f"{_one_line(exc)}") from None
         if count <= index:
             raise HardwareUnavailable(f"no NVIDIA GPU #{index} (cuda-python sees {count})")
         self.index = index
@@ -462,8 +469,8 @@ def get_runner(backend="auto", index=0, sm=None):
         try:
             return CudaPythonRunner(index)
         except HardwareUnavailable as second:
-            if "not installed" in str(first) and "installed" in str(second):
+            if isinstance(first, BackendMissing) and isinstance(second, BackendMissing):
                 raise HardwareUnavailable(
                     "no CUDA backend: install CuPy (pip install 'ptxfp[hw]') or cuda-python, "
                     "on a machine with an NVIDIA GPU") from None
-            raise (second if "not installed" in str(first) else first) from None
+            raise (second if isinstance(first, BackendMissing) else first) from None
