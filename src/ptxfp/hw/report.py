@@ -25,7 +25,7 @@ def _rate(f):
     n = f["vectors"] - f.get("resumed", 0)
     if not n or not f.get("seconds"):
         return "—"
-    return f"{_n(n)} in {f['seconds']:.0f} s ({n / f['seconds'] / 1e6:,.0f} M/s)"
+    return f"{_n(n)} in {f['seconds']:.0f} s ({n / f['seconds'] / 1e6:,.1f} M/s)"
 
 
 def render(run):
@@ -79,7 +79,7 @@ def render(run):
         lines.append(f"- Exhaustive sweeps: {len(run['exhaustive'])}, "
                      f"{_n(summary['exhaustive_vectors'])} vectors, "
                      f"**{_n(summary['exhaustive_mismatches'])} mismatches**"
-                     + ("" if summary["exhaustive_complete"] else " (cut short by the budget)")
+                     + ("" if summary["exhaustive_complete"] else " (not all complete: see Incomplete)")
                      + ".")
     lines.append(f"- Probes: {summary['probes']} run natively; {summary['probes_disagree']} "
                  "disagree with the policy ptxfp uses now"
