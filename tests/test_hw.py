@@ -234,7 +234,7 @@ def test_ptxas_accepts_every_kernel(tmp_path):
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
 def test_ptxas_refuses_a_native_mixed_form_on_sm90(tmp_path):
-    # Why the decomposition exists: the lent GPUs (sm_90) cannot run these forms.
+    # Why the decomposition exists: sm_90 GPUs (H100, H200) cannot run these forms.
     k = K.native_kernel("add.rn.f32.f16", 100)
     rc, err = _ptxas(k, tmp_path, arch="sm_90")
     assert rc != 0

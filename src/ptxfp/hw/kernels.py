@@ -6,7 +6,7 @@ element count.  Thread ``i`` (the global thread index) loads ``a[i]``, ``b[i]``,
 that does not use an operand (``add`` has no c, mixed ``add`` has no b) simply ignores it.
 
 A form the GPU cannot run natively (the mixed-precision ``.f32.f16``/``.f32.bf16`` forms need
-sm_100; the lent GPUs are sm_90) is run through its defined decomposition: ``cvt.f32.f16`` or
+sm_100; H100 and H200 are sm_90) is run through its defined decomposition: ``cvt.f32.f16`` or
 ``cvt.f32.bf16`` of a (and b), which is exact, then ``add``/``sub``/``fma`` with the same rounding
 and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  Such a kernel is labelled
 ``decomposed``; it checks ptxfp's reading of the mixed forms, not sm_100 silicon.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .forms import is_mixed, operand_widths, parse_form, result_width
 
-#: default GPU architecture: the lent GPUs are H100/H200 (sm_90)
+#: default GPU architecture: H100/H200 (sm_90)
 DEFAULT_SM = 90
 
 #: the PTX ISA version that first knows each target (PTX ISA manual, "Release notes")
