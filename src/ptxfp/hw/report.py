@@ -296,7 +296,9 @@ skips those, so the union of the calls is the full sweep and the last call's rep
 totals of all of them ("N from earlier calls").  The calls may be days apart, but the file
 refuses to be resumed by other ptxfp source, another GPU or another chunk size.  Each call's
 report gives every sweep's rate ("this call"): the number of calls is about 779.5 G divided by
-(that rate x 500 s).  For fixed pieces instead of a budget, `--chunks-per-call K` runs at most
+(that rate x 500 s).  The bf16 fma sweeps set the count: on 2 shared cores ptxfp's model ran
+them at 20 to 30 M vectors/s against 0.2 to 1.4 G/s for the f16 forms, so expect them to take
+most of the calls.  For fixed pieces instead of a budget, `--chunks-per-call K` runs at most
 K chunks a call; `--forms` narrows the sweeps (e.g. `'cvt.*'` first: the narrowing cvt
 sweeps are the ones that can show a rounding boundary off by one).
 
