@@ -429,7 +429,8 @@ class Run:
             try:
                 report.write(self.result(), self.md, self.js)
             except OSError as exc:             # a full disk must not end the run
-                _say(self.opts, f"  could not write the report: {exc}")
+                print(f"ptxfp.hw: could not write the report: {exc}", file=sys.stderr,
+                      flush=True)
 
     # -- running
 
@@ -467,8 +468,8 @@ class Run:
             if pool is not None:
                 _stop_pool(pool)
             self.final = True
-            if self.md or self.js:
-                report.write(self.result(), self.md, self.js)
+            self._last_write = float("-inf")
+            self.checkpoint()                  # the final report (an OSError is printed)
         return self.result()
 
     def _serial_forms(self, forms):
@@ -773,6 +774,10 @@ def main(argv=None, prog=None):
         if args.resume and not (args.exhaustive or args.exhaustive_only):
             raise UsageError("--resume records exhaustive sweeps: add --exhaustive")
         c_values = _c_values(args.exhaustive_c)
+        for opt, path in (("--out", args.out), ("--json", args.json)):
+            d = os.path.dirname(os.path.abspath(path)) if path else None
+            if d and not (os.path.isdir(d) and os.access(d, os.W_OK)):
+                raise UsageError(f"{opt} {path}: no writable directory {d}")
         runner = get_runner(args.backend, args.device, sm=args.sm)
     except (PtxfpError, HardwareUnavailable) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
