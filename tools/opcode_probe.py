@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Ask ptxas which instruction names it knows: the completeness proof of src/ptxfp/ptx/opcodes.py.
+
+ptxas reports an instruction name it does not know as "Not a name of any known instruction:
+'NAME'" on that statement's line.  Every candidate is written as a statement ``CANDIDATE;``
+inside an ``.entry`` (thousands per module, one per line) for each target of TARGETS; a
+candidate whose line draws that message is *unknown*, one whose line stops the parser
+("fatal : Parsing error near ...", the rest of the module is then probed anew) is *syntax* with
+ptxas' message (``cctl;``: "unrecognized instruction", ``call;``: "syntax error" at the ``;``),
+any other candidate is *known* (it may draw other errors, about its types or operands), unless
+it is a *prefix*: ptxas reads a name as the longest one its characters start with and the rest
+as an operand (``mul24.load;`` is ``mul24.lo ad;``), seen as a parse error at the operand of
+``mul24.load %r1;`` where ``mul24.lo %r1;`` has none.  A
+sentinel name closes every module and must be reported unknown, so a module whose errors were
+cut short is probed again in halves; a candidate on which ptxas crashes (``_jcall;``
+segfaults) is found so, alone, and is *crash*.
+
+The candidates:
+
+* ``strings``: every lowercase identifier-like token (``[a-z_][a-z0-9_]*``, dotted parts
+  allowed, 2-48 characters) in the printable strings of the ptxas binary, with every dotted
+  prefix of each (``cp.async.bulk.tensor`` gives ``cp``, ``cp.async``, ...), plus the table's
+  names and their prefixes and the manual's instruction names;
+* ``short``: every identifier ``[a-z][a-z0-9_]{0,3}`` (1-4 characters, about 1.4 million):
+  ptxas builds short names in code, not as strings (``add`` is no string of the binary);
+* ``qualified``: every single-token ``strings`` candidate that ptxas calls unknown alone
+  (``mul24``), with every qualifier of QUALIFIERS appended (``mul24.lo``): a name known only
+  with a qualifier.
+
+Outputs ``tests/data/ptxas/opcodes.json``: the ptxas version, the targets, for the ``strings``
+candidates every verdict (``known``, ``unknown``, ``unknown as 'NAME'`` where ptxas names more
+than the first token, ``syntax``), and for ``short`` and ``qualified`` the parameters and the
+known names (every other candidate of those spaces is unknown).  A name is known when ptxas
+knows it on any target; ``by_target`` lists the ones not known on every target.
+
+Usage:  python tools/opcode_probe.py [--ptxas PATH] [--out FILE] [--quick]
+Exits 0 with a message (doing nothing) if ptxas cannot be found.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shutil
+import string
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "data" / "ptxas" / "opcodes.json"
+TARGETS = ("sm_100a", "sm_90a", "sm_120a", "sm_121a")
+SENTINEL = "zzprobe_sentinel"
+HEAD = ".version 9.0\n.target {target}\n.address_size 64\n.entry probe() {{\n.reg .b32 %r<2>;\n"
+FIRST_LINE = 6                     # the line of the first candidate
+OPERAND = " %r1"                   # the second statement form: ``NAME %r1;``
+LINE_RE = re.compile(r"^ptxas .*?, line (\d+); (error|fatal)\s*: (.*)$")
+UNKNOWN_RE = re.compile(r"Not a name of any known instruction: '(.*)'")
+TOKEN_RE = re.compile(rb"(?<![A-Za-z0-9_.])[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*")
+SHORT_FIRST = string.ascii_lowercase
+SHORT_REST = string.ascii_lowercase + string.digits + "_"
+
+#: the manual's names (PTX ISA 9.0, 9.7) that ptxas might build in code; all are also candidates
+MANUAL = """add sub mul mad mul24 mad24 sad div rem abs neg min max popc clz bfind fns brev bfe bfi
+szext bmsk dp4a dp2a addc subc madc testp copysign fma rcp sqrt rsqrt sin cos lg2 ex2 tanh set
+setp selp slct and or xor not cnot lop3 shf shl shr mov shfl prmt ld ldu st prefetch prefetchu
+applypriority discard createpolicy isspacep cvta cvt mapa getctarank tex tld4 txq istypep suld
+sust sured suq bra brx call ret exit bar barrier membar fence atom red vote match activemask
+redux griddepcontrol elect mbarrier wmma mma ldmatrix stmatrix movmatrix wgmma tcgen05
+stacksave stackrestore alloca vadd vsub vabsdiff vmin vmax vshl vshr vmad vset vadd2 vsub2
+vavrg2 vabsdiff2 vmin2 vmax2 vset2 vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4 brkpt
+nanosleep pmevent trap setmaxnreg multimem tensormap clusterlaunchcontrol cp st.async st.bulk
+red.async""".split()
+
+#: qualifiers appended to names ptxas calls unknown alone (the second tokens of the table's
+#: qualified names, and the manual's common qualifiers)
+QUALIFIERS = """lo hi wide l r b p inc dec cvt range fractional load store mma arrive wait sync
+async cc cluster try_cancel query_cancel a c d global shared local const param generic f16
+f32 f64 b16 b32 b64 u32 s32 full approx rn rz rm rp ftz sat relaxed acquire release aligned
+cta gpu sys uni idx pack mask level base grad op red init inval test_wait try_wait warp proxy
+alloc dealloc commit fence shift cp ld st""".split()
+
+
+def ptxas_path(given=None):
+    return given or shutil.which("ptxas") or (
+        "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+
+
+def ptxas_version(ptxas):
+    out = subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release ([\d.]+), (V[\d.]+)", out)
+    return f"{m.group(1)} ({m.group(2)})" if m else out.strip().splitlines()[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# the probe
+
+def _run(ptxas, names, target, operand=""):
+    """{index: verdict} for the candidates of one module, and the index after which ptxas
+    stopped (None when it read the whole module)."""
+    text = (HEAD.format(target=target) + "".join(f"{n}{operand};\n" for n in names)
+            + f"{SENTINEL}{operand};\n}}\n")
+    with tempfile.TemporaryDirectory() as d:
+        src = Path(d) / "m.ptx"
+        src.write_text(text)
+        r = subprocess.run([ptxas, "-arch", target, str(src), "-o", os.devnull],
+                           capture_output=True, text=True, timeout=600)
+    out, stop, sentinel = {}, None, False
+    if r.returncode < 0:                          # ptxas crashed (``_jcall;`` segfaults)
+        return ({0: f"crash ({r.returncode})"}, 0, False) if len(names) == 1 else ({}, None, False)
+    for ln in (r.stdout + r.stderr).splitlines():
+        m = LINE_RE.match(ln)
+        if not m:
+            continue
+        k = int(m.group(1)) - FIRST_LINE
+        if k == len(names):
+            sentinel = sentinel or bool(UNKNOWN_RE.match(m.group(3)))
+            continue
+        if not 0 <= k < len(names):
+            continue
+        if m.group(2) == "fatal":                    # the parser stops here
+            out[k], stop = f"syntax: {m.group(3)}", k
+            break
+        u = UNKNOWN_RE.match(m.group(3))
+        if u:
+            first = names[k].split(".", 1)[0]
+            out[k] = "unknown" if u.group(1) == first else f"unknown as '{u.group(1)}'"
+    return out, stop, sentinel
+
+
+def probe(ptxas, names, target, batch=2000, operand=""):
+    """{name: 'known' | 'unknown' | "unknown as 'NAME'" | 'syntax: MESSAGE' | 'crash (RC)'}
+    for one target, each name written as the statement ``NAME;`` (``NAME %r1;`` with
+    ``operand``); the known ones checked again by :func:`refine`."""
+    names = list(dict.fromkeys(names))
+    verdicts = {}
+    todo = [names[i:i + batch] for i in range(0, len(names), batch)]
+    while todo:
+        chunk = todo.pop()
+        if not chunk:
+            continue
+        out, stop, sentinel = _run(ptxas, chunk, target, operand)
+        if stop is None and not sentinel:             # cut short or crashed: halve
+            if len(chunk) == 1:
+                raise RuntimeError(f"ptxas gave no verdict on {chunk[0]!r} ({target})")
+            todo += [chunk[:len(chunk) // 2], chunk[len(chunk) // 2:]]
+            continue
+        end = len(chunk) if stop is None else stop + 1
+        for k in range(end):
+            verdicts[chunk[k]] = out.get(k, "known")
+        todo.append(chunk[end:])
+    if not operand:
+        verdicts.update(refine(ptxas, [n for n, v in verdicts.items() if v == "known"], target))
+    return verdicts
+
+
+def refine(ptxas, names, target):
+    """The verdicts of names ptxas knows as ``NAME;`` that are no names: ptxas reads
+    characters as a name when they start with one (``mul24.load`` as ``mul24.lo`` and an
+    operand ``ad``, ``sust.b16`` as ``sust.b`` and ``16``), so ``NAME %r1;`` is a parse error
+    at the ``%r1`` ("prefix"), where a name (``mul24.lo %r1;``) draws no parse error."""
+    out = {}
+    for n, v in probe(ptxas, names, target, operand=OPERAND).items():
+        if v.startswith("syntax") and f"near '{OPERAND.strip()}'" in v:
+            out[n] = "prefix: ptxas reads a shorter name, the rest as an operand"
+    return out
+
+
+def probe_targets(ptxas, names, targets=TARGETS, **kw):
+    """{name: verdict} (known on any target wins) and {name: [targets where known]} for the
+    names not known on every target."""
+    per = {t: probe(ptxas, names, t, **kw) for t in targets}
+    merged, partial = {}, {}
+    for n in dict.fromkeys(names):
+        vs = [per[t][n] for t in targets]
+        merged[n] = "known" if "known" in vs else vs[0]
+        known_on = [t for t in targets if per[t][n] == "known"]
+        if known_on and len(known_on) < len(targets):
+            partial[n] = known_on
+    return merged, partial
+
+
+# --------------------------------------------------------------------------------------------
+# the candidates
+
+def _prefixes(name):
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def string_candidates(ptxas):
+    """The identifier-like tokens of the binary's printable strings, with their dotted
+    prefixes, plus the table's names and the manual's (sorted)."""
+    real = os.path.realpath(ptxas)
+    data = Path(real).read_bytes()
+    if len(data) < 1_000_000:                       # a wrapper script: find the binary it runs
+        m = re.search(rb"(/\S+/ptxas)\b", data)
+        if m:
+            data = Path(m.group(1).decode()).read_bytes()
+    toks = set()
+    for run in re.finditer(rb"[\x20-\x7e]{2,}", data):
+        for m in TOKEN_RE.finditer(run.group(0)):
+            t = m.group(0).decode()
+            if 2 <= len(t) <= 48 and not t.endswith("."):
+                toks.add(t)
+    sys.path.insert(0, str(ROOT / "src"))
+    from ptxfp.ptx import opcodes
+    toks |= set(opcodes.OPCODES) | set(MANUAL)
+    out = set()
+    for t in toks:
+        out.update(_prefixes(t))
+    out.discard(SENTINEL)
+    return sorted(out)
+
+
+def short_candidates(longest=4):
+    for n in range(1, longest + 1):
+        for first in SHORT_FIRST:
+            for rest in itertools.product(SHORT_REST, repeat=n - 1):
+                yield first + "".join(rest)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ptxas")
+    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--quick", action="store_true", help="short names of up to 3 characters")
+    args = ap.parse_args(argv)
+    ptxas = ptxas_path(args.ptxas)
+    if ptxas is None:
+        print("ptxas not found: nothing probed")
+        return 0
+    doc = {"ptxas": ptxas_version(ptxas), "targets": list(TARGETS), "sentinel": SENTINEL}
+
+    cands = string_candidates(ptxas)
+    verdicts, partial = probe_targets(ptxas, cands)
+    doc["strings"] = {"count": len(cands), "verdicts": verdicts, "by_target": partial}
+    print(f"strings: {len(cands)} candidates, "
+          f"{sum(v == 'known' for v in verdicts.values())} known", file=sys.stderr)
+
+    longest = 3 if args.quick else 4
+    short = list(short_candidates(longest))
+    sv, spartial = probe_targets(ptxas, short)
+    doc["short"] = {"pattern": f"[a-z][a-z0-9_]{{0,{longest - 1}}}", "count": len(short),
+                    "known": sorted(n for n, v in sv.items() if v == "known"),
+                    "not_unknown": {n: v for n, v in sorted(sv.items())
+                                    if v not in ("known", "unknown")},
+                    "by_target": spartial}
+    print(f"short: {len(short)} candidates, {len(doc['short']['known'])} known", file=sys.stderr)
+
+    bases = sorted(n for n, v in verdicts.items() if "." not in n and v == "unknown")
+    quals = sorted(set(QUALIFIERS))
+    qual = [f"{b}.{q}" for b in bases for q in quals]
+    qv, qpartial = probe_targets(ptxas, qual, targets=TARGETS[:1], batch=5000)
+    doc["qualified"] = {"target": TARGETS[0], "bases": len(bases), "qualifiers": quals,
+                        "count": len(qual),
+                        "known": sorted(n for n, v in qv.items() if v == "known"),
+                        "not_unknown": {n: v for n, v in sorted(qv.items())
+                                        if v not in ("known", "unknown")}}
+    print(f"qualified: {len(qual)} candidates, {len(doc['qualified']['known'])} known",
+          file=sys.stderr)
+
+    Path(args.out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
