@@ -2,17 +2,28 @@
 
 Source: the instruction list of the PTX ISA manual (section 9.7 "Instructions", PTX ISA 9.0,
 https://docs.nvidia.com/cuda/parallel-thread-execution/contents.html), grouped as the manual
-groups them.  A name is the opcode as the manual heads its section (``cp.async.bulk.tensor``,
-``tcgen05.alloc``); where ptxas 13.0 only knows the name with a qualifier (``mul24`` alone is
-"Not a name of any known instruction", ``mul24.lo`` is known) the table lists the qualified
-names.  Every name was checked with ptxas 13.0: written as a statement ``NAME;`` in an sm_100a
-module, none draws "Not a name of any known instruction" (tests/test_realworld.py repeats the
-probe where ptxas is installed).
+groups them, completed by a probe of ptxas 13.0 (tools/opcode_probe.py, recorded in
+tests/data/ptxas/opcodes.json).  A name is the opcode as the manual heads its section
+(``cp.async.bulk.tensor``, ``tcgen05.alloc``); where ptxas 13.0 only knows the name with a
+qualifier (``mul24`` alone is "Not a name of any known instruction", ``mul24.lo`` is known) the
+table lists the qualified names, and where ptxas knows a name the manual heads only with a
+qualifier (``elect`` of ``elect.sync``) the table has the name ("ptxas" group).
+
+The probe writes every candidate name as a statement ``NAME;`` (sm_100a, sm_90a, sm_120a,
+sm_121a): every identifier-like token in the strings of the ptxas binary and its dotted
+prefixes, every name of up to 4 characters, and every single name ptxas calls unknown with a
+common qualifier appended.  On all of them the table agrees with ptxas: a name ptxas knows is
+known here, one it calls unknown is unknown here, under the name ptxas gives
+(tests/test_realworld.py checks the recorded verdicts, and repeats the probe where ptxas is
+installed).  ptxas reads a few dotted names whole and calls them unknown though a shorter name
+is known (``barrier.cluster``, ``elect.one``): :data:`NOT_NAMES`.  Not modeled: ptxas reads a
+name as the longest one its characters start with, the rest as an operand (``mul24.load`` is
+``mul24.lo`` and ``ad``, a parse error with operands; here an unknown name).
 
 :func:`known_opcode` decides whether an instruction spelling starts with one of these names
 (token by token, a ``::`` sub-qualifier belonging to its token: ``tcgen05.wait::ld`` is
-``tcgen05.wait``).  ptxas names the first token of an unknown instruction in its message, so
-:func:`unknown_name` does too.
+``tcgen05.wait``).  ptxas names the first token of an unknown instruction in its message (or
+the name of NOT_NAMES it starts with), so :func:`unknown_name` does too.
 """
 
 from __future__ import annotations
@@ -20,9 +31,10 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 
-__all__ = ["OPCODES", "SOURCE", "known_opcode", "unknown_name", "suggest"]
+__all__ = ["OPCODES", "NOT_NAMES", "SOURCE", "known_opcode", "unknown_name", "suggest"]
 
-SOURCE = ("PTX ISA 9.0 manual, section 9.7 (Instructions); each name checked with ptxas 13.0")
+SOURCE = ("PTX ISA 9.0 manual, section 9.7 (Instructions), completed by a probe of ptxas 13.0 "
+          "(tools/opcode_probe.py)")
 
 _GROUPS = {
     # 9.7.1 integer arithmetic (and 9.7.2 extended precision)
@@ -70,7 +82,24 @@ _GROUPS = {
              "vmin2 vmax2 vset2 vadd4 vsub4 vavrg4 vabsdiff4 vmin4 vmax4 vset4",
     # 9.7.19 miscellaneous
     "misc": "brkpt nanosleep pmevent trap setmaxnreg.inc setmaxnreg.dec",
+    # not in the manual's list: names ptxas 13.0 knows (tools/opcode_probe.py), the manual
+    # heading them only with a qualifier (elect.sync, match.sync, redux.sync); without it
+    # ptxas says ".sync modifier required for instruction 'elect'", not an unknown name
+    "ptxas": "elect match redux",
 }
+
+#: names ptxas 13.0 reads as one name but calls unknown (tools/opcode_probe.py): its message
+#: names them whole ("Not a name of any known instruction: 'barrier.cluster'", also for
+#: ``barrier.cluster.aligned``), some though a shorter name (``barrier``, ``elect``, ``mad``)
+#: is known; the ones with a leading ``_`` are ptxas' internal names.
+NOT_NAMES = tuple("""barrier.cluster elect.one mad.fused.hi madc.fused.hi mbarrier.tx
+setmaxreg.alloc setmaxreg.dealloc setmaxreg.try_alloc setmaxreg.release setsmemsize.flush
+suld.p _checkfp.divide _createpolicy.fractional _createpolicy.range _mma.warpgroup _sulea.b
+_sulea.p _tcgen05.guardrails.allocation_granularity _tcgen05.guardrails.are_columns_allocated
+_tcgen05.guardrails.check_sparse_usage _tcgen05.guardrails.datapath_alignment
+_tcgen05.guardrails.in_physical_bounds _tcgen05.guardrails.is_current_warp_valid_owner
+_tcgen05.guardrails.is_phase_valid _warpgroup.arrive _warpgroup.commit_batch _warpgroup.wait
+""".split())
 
 #: every instruction name, sorted
 OPCODES = tuple(sorted({n for g in _GROUPS.values() for n in g.split()}))
@@ -80,6 +109,17 @@ GROUP = {n: g for g, names in _GROUPS.items() for n in names.split()}
 _BY_FIRST = {}
 for _n in OPCODES:
     _BY_FIRST.setdefault(_n.split(".", 1)[0], []).append(tuple(_n.split(".")))
+_NOT_BY_FIRST = {}
+for _n in NOT_NAMES:
+    _NOT_BY_FIRST.setdefault(_n.split(".", 1)[0], []).append(tuple(_n.split(".")))
+
+
+def _longest(table, toks):
+    best = None
+    for name in table.get(toks[0], ()):
+        if tuple(toks[:len(name)]) == name and (best is None or len(name) > len(best)):
+            best = name
+    return best
 
 
 def _tokens(spelling):
@@ -92,28 +132,32 @@ def known_opcode(spelling):
     ``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32``), or None when PTX has no such
     instruction (``fmaa.rn.f16``, ``ADD.F16``: names are case-sensitive)."""
     toks = _tokens(spelling)
-    best = None
-    for name in _BY_FIRST.get(toks[0], ()):
-        if tuple(toks[:len(name)]) == name and (best is None or len(name) > len(best)):
-            best = name
-    return ".".join(best) if best else None
+    best = _longest(_BY_FIRST, toks)
+    hidden = _longest(_NOT_BY_FIRST, toks)
+    if best is None or (hidden is not None and len(hidden) > len(best)):
+        return None                               # barrier.cluster: ptxas reads it whole
+    return ".".join(best)
 
 
 def unknown_name(spelling):
-    """The name ptxas puts in "Not a name of any known instruction: '...'": the first token."""
-    return spelling.split(".", 1)[0]
+    """The name ptxas puts in "Not a name of any known instruction: '...'": the first token,
+    or the longest name of NOT_NAMES the spelling starts with (``barrier.cluster``)."""
+    hidden = _longest(_NOT_BY_FIRST, _tokens(spelling))
+    return ".".join(hidden) if hidden else spelling.split(".", 1)[0]
 
 
 def suggest(spelling):
     """A known name close to an unknown spelling's (``fma`` for ``fmaa.rn.f16``, ``add`` for
     ``ADD.F16``), or None."""
-    first = unknown_name(spelling)
+    first = spelling.split(".", 1)[0]             # barrier.cluster: of the barrier family
     if first.lower() != first and known_opcode(spelling.lower()):
         return known_opcode(spelling.lower())
     if first in _BY_FIRST:                        # tcgen05.foo: a name of that family
         toks = _tokens(spelling)
         names = [".".join(n) for n in _BY_FIRST[first] if len(n) > 1]
-        close = difflib.get_close_matches(".".join(toks[:2]), names, n=1, cutoff=0.0)
+        hidden = _longest(_NOT_BY_FIRST, toks)
+        key = ".".join(toks[:max(2, len(hidden) if hidden else 0)])
+        close = difflib.get_close_matches(key, names, n=1, cutoff=0.0)
         return close[0] if close else None
     heads = sorted({n.split(".", 1)[0] for n in OPCODES})
     close = difflib.get_close_matches(first, heads, n=1, cutoff=0.6)
