@@ -79,21 +79,6 @@ def mutant(text, half=False):
     return None, None, None
 
 
-def probe_opcodes(names):
-    """The names of ``names`` ptxas 13.0 calls "Not a name of any known instruction", each
-    written as a statement ``NAME;`` in an sm_100a module (40 per module: ptxas stops after a
-    hundred errors)."""
-    unknown = []
-    for i in range(0, len(names), 40):
-        chunk = names[i:i + 40]
-        head = ".version 9.0\n.target sm_100a\n.address_size 64\n.entry k() {\n"
-        text = head + "".join(f"{n};\n" for n in chunk) + "}\n"
-        for line, msg in ptxas_errors(text):
-            if msg.startswith("Not a name of any known instruction"):
-                unknown.append(chunk[line - 5])
-    return unknown
-
-
 def record():
     doc = {"ptxas": "13.0 (V13.0.88)", "files": {}}
     for name in FILES:
@@ -104,10 +89,6 @@ def record():
             if bad is not None:
                 entry[key] = {"line": line, "word": word, "errors": ptxas_errors(bad)}
         doc["files"][name] = entry
-    sys.path.insert(0, str(HERE.parent / "src"))
-    from ptxfp.ptx import opcodes as ops
-    doc["opcodes_probed"] = list(ops.OPCODES)
-    doc["opcodes_unknown"] = probe_opcodes(list(ops.OPCODES))
     VERDICTS.write_text(json.dumps(doc, indent=1) + "\n")
 
 
@@ -116,6 +97,65 @@ def record():
 
 def _recorded():
     return json.loads(VERDICTS.read_text())
+
+
+# the opcode probe (tools/opcode_probe.py, recorded in tests/data/ptxas/opcodes.json)
+
+PROBE = HERE / "data" / "ptxas" / "opcodes.json"
+sys.path.insert(0, str(HERE.parent / "tools"))
+
+
+def _probe_record():
+    return json.loads(PROBE.read_text())
+
+
+def _by_first(names):
+    out = {}
+    for n in names:
+        out.setdefault(n.split(".", 1)[0], []).append(tuple(n.split(".")))
+    return out
+
+
+def _mismatches(verdicts):
+    """[(name, ptxas' verdict, the table's)] where they disagree: a name ptxas knows must be
+    known, one it calls unknown ("unknown as 'NAME'" where it names more than the first
+    token) must be unknown under that name; a statement ptxas cannot parse (``call;``, a
+    ``syntax`` verdict) or crashes on asks nothing."""
+    out = []
+    for n, v in verdicts.items():
+        known = opcodes.known_opcode(n)
+        if v == "known" and not known:
+            out.append((n, v, "unknown"))
+        elif v.startswith("unknown"):
+            m = re.fullmatch(r"unknown as '(.*)'", v)
+            name = m.group(1) if m else n.split(".", 1)[0]
+            if known or opcodes.unknown_name(n) != name:
+                out.append((n, v, known or f"unknown as '{opcodes.unknown_name(n)}'"))
+    return out
+
+
+def opcode_probe_mismatches(doc):
+    """The disagreements of opcodes.py with a recorded probe: the ``strings`` candidates one
+    by one; the ``short`` space (every name of up to 4 characters) as the set of names known
+    in it; the ``qualified`` space (unknown single names with a qualifier) likewise."""
+    out = _mismatches(doc["strings"]["verdicts"])
+    out += [(n, doc["strings"]["verdicts"].get(n, "not probed"), "in the table")
+            for n in opcodes.OPCODES
+            if doc["strings"]["verdicts"].get(n, "unknown").startswith("unknown")]
+    short = doc["short"]
+    table = {n for n in opcodes.OPCODES if re.fullmatch(short["pattern"], n)}
+    out += [(n, "known", "unknown") for n in sorted(set(short["known"]) - table)]
+    out += [(n, "unknown", "known")
+            for n in sorted(table - set(short["known"]) - set(short["not_unknown"]))]
+    q = doc["qualified"]
+    bases = {n for n, v in doc["strings"]["verdicts"].items() if "." not in n and v == "unknown"}
+    heads = {n.split(".", 1)[0] for n in opcodes.OPCODES}
+    table = {f"{b}.{x}" for b in bases & heads for x in q["qualifiers"]
+             if opcodes.known_opcode(f"{b}.{x}")}
+    assert q["bases"] == len(bases)
+    out += [(n, "known", "unknown") for n in sorted(set(q["known"]) - table)]
+    out += [(n, "unknown", "known") for n in sorted(table - set(q["known"]))]
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -170,16 +210,40 @@ def test_misspelled_opcode_is_ptxas_error(name, half, verdicts):
     assert [(e.line, e.ptxas) for e in rep.errors] == [(line, msg)]
 
 
-def test_opcode_table_is_what_ptxas_knows(verdicts):
-    assert list(opcodes.OPCODES) == verdicts["opcodes_probed"]
-    assert verdicts["opcodes_unknown"] == []
+def test_opcode_table_is_what_ptxas_knows():
+    """opcodes.py against ptxas 13.0's verdicts on every candidate name of
+    tools/opcode_probe.py (tests/data/ptxas/opcodes.json): the table knows each name ptxas
+    knows, calls each name ptxas calls unknown unknown, with the name ptxas gives."""
+    assert opcode_probe_mismatches(_probe_record()) == []
+
+
+def test_opcode_table_check_can_fail(monkeypatch):
+    """Without 'redux' (known to ptxas alone) or with 'setsmemsize' (unknown to it), the
+    recorded verdicts disagree with the table."""
+    doc = _probe_record()
+    for names in ([n for n in opcodes.OPCODES if n != "redux"], [*opcodes.OPCODES, "setsmemsize"]):
+        with monkeypatch.context() as m:
+            m.setattr(opcodes, "_BY_FIRST", _by_first(names))
+            m.setattr(opcodes, "OPCODES", tuple(sorted(names)))
+            opcodes.known_opcode.cache_clear()
+            assert opcode_probe_mismatches(doc)
+        opcodes.known_opcode.cache_clear()
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas is not installed")
 def test_opcode_table_live():
-    assert probe_opcodes(list(opcodes.OPCODES)) == []
+    """The same, asked of the ptxas installed: its strings give the recorded candidates, and
+    its verdicts on them (sm_100a) and on the table's names agree with the table."""
+    import opcode_probe as op
+    doc = _probe_record()
+    cands = op.string_candidates(PTXAS)
+    assert cands == sorted(doc["strings"]["verdicts"])
+    live = op.probe(PTXAS, cands + list(opcodes.NOT_NAMES), "sm_100a")
+    assert _mismatches(live) == []
     # and the probe can fail: names outside the table are unknown to ptxas too
-    assert probe_opcodes(["fmaa", "tcgen05", "mul24"]) == ["fmaa", "tcgen05", "mul24"]
+    assert op.probe(PTXAS, ["fmaa", "tcgen05", "mul24", "barrier.cluster.aligned"], "sm_100a") \
+        == {"fmaa": "unknown", "tcgen05": "unknown", "mul24": "unknown",
+            "barrier.cluster.aligned": "unknown as 'barrier.cluster'"}
 
 
 def test_every_instruction_name_in_the_modules_is_known():
