@@ -25,13 +25,15 @@ The candidates:
   ptxas builds short names in code, not as strings (``add`` is no string of the binary);
 * ``qualified``: every single-token ``strings`` candidate that ptxas calls unknown alone
   (``mul24``), with every qualifier of QUALIFIERS appended (``mul24.lo``): a name known only
-  with a qualifier.
+  with a qualifier (probed on the first target only).
 
 Outputs ``tests/data/ptxas/opcodes.json``: the ptxas version, the targets, for the ``strings``
 candidates every verdict (``known``, ``unknown``, ``unknown as 'NAME'`` where ptxas names more
-than the first token, ``syntax``), and for ``short`` and ``qualified`` the parameters and the
-known names (every other candidate of those spaces is unknown).  A name is known when ptxas
-knows it on any target; ``by_target`` lists the ones not known on every target.
+than the first token, ``syntax: MESSAGE``, ``prefix: ...``, ``crash (RC)``), and for ``short``
+and ``qualified`` the parameters, the known names and the verdicts other than ``known`` and
+``unknown`` (``not_unknown``; every other candidate of those spaces is unknown).  A name is
+known when ptxas knows it on any target; ``by_target`` lists the ones not known on every
+target.  tests/test_realworld.py compares src/ptxfp/ptx/opcodes.py with this file.
 
 Usage:  python tools/opcode_probe.py [--ptxas PATH] [--out FILE] [--quick]
 Exits 0 with a message (doing nothing) if ptxas cannot be found.
