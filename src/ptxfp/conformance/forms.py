@@ -1,0 +1,113 @@
+"""One view of a form for the conformance tools: operand and result widths, lanes, and ptxfp's
+result bits, for the arithmetic table (``execute``) and the cvt table (``convert``) alike."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import PtxfpError
+
+_LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
+
+
+def width(fmt: str) -> int:
+    """Storage bits of a format name."""
+    return 16 if fmt in ("f16", "bf16") else 32
+
+
+def dtype(bits: int) -> type:
+    return np.uint16 if bits == 16 else np.uint32
+
+
+@dataclass(frozen=True)
+class Form:
+    """A parsed form with what the conformance tools need to know about it."""
+    ins: object                   #: ptxfp.Instruction or ptxfp.cvt.CvtInstruction
+    spelling: str                 #: canonical spelling
+    cvt: bool
+    operand_names: tuple
+    operand_formats: tuple        #: storage format of each source operand, PTX order
+    result_type: str              #: f16, bf16, f32, f16x2, bf16x2
+    lanes: int
+
+    @property
+    def operand_widths(self) -> tuple:
+        return tuple(width(f) for f in self.operand_formats)
+
+    @property
+    def result_width(self) -> int:
+        return width(self.result_type)
+
+    @property
+    def result_lane(self) -> str:
+        """Format of one result lane: f16, bf16 or f32."""
+        return _LANE[self.result_type]
+
+    @property
+    def arity(self) -> int:
+        return len(self.operand_names)
+
+    def lane_formats(self) -> tuple:
+        """Format of each operand of one lane (cvt packed forms: one f32 operand per lane)."""
+        if self.cvt:
+            return (_LANE[self.operand_formats[0]],)
+        return tuple(_LANE[f] for f in self.operand_formats)
+
+    def split_lanes(self, operands) -> list:
+        """Per lane: the operand arrays of that lane (16-bit lanes as uint16, f32 as uint32)."""
+        ops = [np.asarray(x) for x in operands]
+        if self.lanes == 1:
+            return [tuple(ops)]
+        if self.cvt:        # cvt.xx2.f32 d, a, b: a lands in d[31:16], b in d[15:0]
+            return [(ops[1],), (ops[0],)]
+        return [tuple(((x.astype(np.uint32) >> np.uint32(16 * k)) & np.uint32(0xFFFF))
+                      .astype(np.uint16) for x in ops) for k in range(2)]
+
+    def split_result(self, d) -> list:
+        d = np.asarray(d)
+        if self.lanes == 1:
+            return [d]
+        return [((d.astype(np.uint32) >> np.uint32(16 * k)) & np.uint32(0xFFFF))
+                .astype(np.uint16) for k in range(2)]
+
+    def model(self, *operands, out=None) -> np.ndarray:
+        """ptxfp's result bits (``execute`` or ``convert``)."""
+        if self.cvt:
+            from ..cvt import convert
+            return np.asarray(convert(self.ins, *operands, out=out))
+        from ..execute import execute
+        return np.asarray(execute(self.ins, *operands, out=out))
+
+
+@functools.lru_cache(maxsize=None)
+def form(spelling: str) -> Form:
+    """Parse any spelling of the arithmetic or cvt table; SpellingError names a bad token."""
+    if not isinstance(spelling, str):
+        if isinstance(spelling, Form):
+            return spelling
+        spelling = str(spelling)
+    text = spelling.strip()
+    if text.split(".", 1)[0] == "cvt":
+        from ..cvt import parse_cvt
+        ins = parse_cvt(text)
+        if not ins.row.executable:
+            raise PtxfpError(f"'{text}' is checked by ptxfp but not computed (stochastic "
+                             "rounding takes random bits): no vectors for it")
+        cvt = True
+    else:
+        from ..spelling import parse
+        ins = parse(text)
+        cvt = False
+    return Form(ins=ins, spelling=str(ins), cvt=cvt, operand_names=tuple(ins.operand_names),
+                operand_formats=tuple(ins.operand_formats), result_type=ins.dtype,
+                lanes=ins.lanes)
+
+
+def all_spellings() -> list:
+    """Every computed form: the arithmetic table, then the executable cvt rows."""
+    from .. import isa
+    from ..isa_cvt import canonical_spellings
+    return list(isa.canonical_spellings()) + list(canonical_spellings())

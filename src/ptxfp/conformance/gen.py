@@ -1,0 +1,83 @@
+"""``ptxfp gen``: test vectors in TestFloat's text layout, for any testbench to read.
+
+One vector per line: the source operands in PTX order, then ptxfp's destination bits, as
+zero-padded upper-case hex separated by one space (4 digits for .f16/.bf16, 8 for .f32 and the
+packed .f16x2/.bf16x2).  PTX sets no floating-point exception flags, so there is no flags
+column.  Lines starting with ``#`` are the header.  Written chunk by chunk; a file is written
+under a temporary name in its directory and renamed at the end, so an error leaves nothing
+half-written behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+from .. import policy as _policy
+from .forms import form as _form
+from . import source, textio
+
+
+def header(spelling: str, level: int, n: int | None, seed: int) -> str:
+    from .. import __version__
+    f = _form(spelling)
+    pol = _policy.current()
+    fields = " ".join(f"{k}={v:#x}" if isinstance(v, int) and not isinstance(v, bool)
+                      else f"{k}={v}" for k, v in dataclasses.asdict(pol).items())
+    cols = " ".join(f"{nm}:{fm}" for nm, fm in zip(f.operand_names, f.operand_formats))
+    n = source.LEVEL_N[level] if n is None else n
+    return (f"# ptxfp {__version__} gen {f.spelling} level {level} random {n} seed {seed}\n"
+            f"# columns: {cols} d:{f.result_type} (hex; no flags column: PTX sets none)\n"
+            f"# policy: {fields}\n")
+
+
+def generate(spelling: str, level: int = 1, n: int | None = None, seed: int = 1,
+             chunk: int = source.CHUNK) -> Iterator[tuple]:
+    """Chunks of test vectors: tuples (operand arrays..., expected result array)."""
+    f = _form(spelling)
+    for ops in source.vectors(f, level, n, seed, max_chunk=chunk):
+        yield ops + (f.model(*ops),)
+
+
+def write(spelling: str, out: BinaryIO, level: int = 1, n: int | None = None,
+          seed: int = 1) -> int:
+    """Write a vector file to a binary stream; returns the number of vectors."""
+    f = _form(spelling)
+    out.write(header(f.spelling, level, n, seed).encode())
+    widths = f.operand_widths + (f.result_width,)
+    total = 0
+    for cols in generate(f.spelling, level, n, seed):
+        out.write(textio.format_lines(cols, widths))
+        total += int(np.shape(cols[0])[0])
+    return total
+
+
+def write_file(spelling: str, path: str | os.PathLike | None, level: int = 1,
+               n: int | None = None, seed: int = 1) -> int:
+    """Write a vector file atomically (``None`` or ``-``: standard output)."""
+    _form(spelling)                       # a bad spelling fails before any file is made
+    source.plan(_form(spelling), level, n, seed)
+    if path is None or str(path) == "-":
+        out = sys.stdout.buffer
+        total = write(spelling, out, level, n, seed)
+        out.flush()
+        return total
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            total = write(spelling, out, level, n, seed)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return total

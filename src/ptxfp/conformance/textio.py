@@ -1,0 +1,150 @@
+"""TestFloat's text layout, fast both ways: hex tokens separated by one space, one vector per
+line, ``#`` lines are comments.  Writing builds the characters of a whole chunk at once with
+NumPy; reading decodes a chunk of fixed-width lines the same way and falls back to a
+line-by-line reader (any whitespace, optional ``0x``, any widths) where a chunk is not laid
+out so; that reader is also the one that names a malformed line and token."""
+
+from __future__ import annotations
+
+from typing import BinaryIO, Iterator
+
+import numpy as np
+
+from ..errors import PtxfpError
+
+_HEX = np.frombuffer(b"0123456789ABCDEF", np.uint8)
+_VAL = np.full(256, 255, np.uint8)
+for _i, _c in enumerate(b"0123456789abcdef"):
+    _VAL[_c] = _i
+for _i, _c in enumerate(b"ABCDEF"):
+    _VAL[_c] = 10 + _i
+
+BLOCK = 1 << 24
+
+
+class VectorFileError(PtxfpError):
+    """A malformed line of a vector file (names the line number and the token)."""
+
+
+def format_lines(cols, widths) -> bytes:
+    """Columns of bits (widths in bits) to lines of zero-padded upper-case hex."""
+    n = int(np.shape(cols[0])[0])
+    digits = [w // 4 for w in widths]
+    L = sum(digits) + len(digits)
+    buf = np.empty((n, L), np.uint8)
+    pos = 0
+    for col, d in zip(cols, digits):
+        v = np.asarray(col).astype(np.uint32)
+        for k in range(d):
+            buf[:, pos + k] = _HEX[(v >> np.uint32(4 * (d - 1 - k))) & np.uint32(0xF)]
+        pos += d
+        buf[:, pos] = 0x20
+        pos += 1
+    buf[:, L - 1] = 0x0A
+    return buf.tobytes()
+
+
+def _fast(block: bytes, digits) -> list | None:
+    """Decode a block of fixed-width lines, or None when it is not laid out so."""
+    nl = block.find(b"\n")
+    crlf = nl > 0 and block[nl - 1:nl] == b"\r"
+    L = sum(digits) + len(digits) + (1 if crlf else 0)
+    if nl + 1 != L or len(block) % L:
+        return None
+    buf = np.frombuffer(block, np.uint8).reshape(-1, L)
+    if not (buf[:, L - 1] == 0x0A).all() or (crlf and not (buf[:, L - 2] == 0x0D).all()):
+        return None
+    cols, pos = [], 0
+    for i, d in enumerate(digits):
+        vals = _VAL[buf[:, pos:pos + d]]
+        if (vals == 255).any():
+            return None
+        v = np.zeros(buf.shape[0], np.uint32)
+        for k in range(d):
+            v = (v << np.uint32(4)) | vals[:, k]
+        cols.append(v)
+        pos += d
+        if i < len(digits) - 1:
+            if not (buf[:, pos] == 0x20).all():
+                return None
+            pos += 1
+    return cols
+
+
+def _slow(block: bytes, widths, first_line: int, names) -> tuple:
+    """Line by line: (line numbers, columns); raises VectorFileError on a malformed line."""
+    rows, lines = [], []
+    k = len(widths)
+    for j, raw in enumerate(block.split(b"\n")):
+        line = raw.strip()
+        if not line or line.startswith(b"#"):
+            continue
+        toks = line.split()
+        no = first_line + j
+        if len(toks) != k:
+            what = " ".join(names)
+            extra = f" (first extra token '{toks[k].decode(errors='replace')}')" \
+                if len(toks) > k else ""
+            raise VectorFileError(f"line {no}: expected {k} hex tokens ({what}), got "
+                                  f"{len(toks)}{extra}")
+        row = []
+        for t, w, nm in zip(toks, widths, names):
+            s = t.decode(errors="replace")
+            h = s[2:] if s[:2] in ("0x", "0X") else s
+            try:
+                if not h or not all(c in "0123456789abcdefABCDEF" for c in h):
+                    raise ValueError
+                v = int(h, 16)
+            except ValueError:
+                raise VectorFileError(f"line {no}: token '{s}' ({nm}) is not hex") from None
+            if v >> w:
+                raise VectorFileError(f"line {no}: token '{s}' ({nm}) does not fit in {w} "
+                                      "bits")
+            row.append(v)
+        rows.append(row)
+        lines.append(no)
+    if not rows:
+        return np.zeros(0, np.int64), [np.zeros(0, np.uint32) for _ in widths]
+    arr = np.array(rows, dtype=np.uint64)
+    return np.array(lines, np.int64), [arr[:, i].astype(np.uint32) for i in range(k)]
+
+
+def read_columns(f: BinaryIO, widths, names, block: int = BLOCK) -> Iterator[tuple]:
+    """Chunks of a vector file: (line number of each row, [column arrays as uint32])."""
+    digits = [w // 4 for w in widths]
+    line = 1                                  # number of the first line of ``pending``
+    pending = b""
+    while True:
+        data = f.read(block)
+        if isinstance(data, str):
+            data = data.encode()
+        if data:
+            pending += data
+            cut = pending.rfind(b"\n")
+            if cut < 0:
+                continue
+            chunk, pending = pending[:cut + 1], pending[cut + 1:]
+        else:
+            if not pending:
+                return
+            chunk, pending = pending + b"\n", b""
+        # peel comment and blank lines off the front (a file's header)
+        while chunk and (chunk[:1] in (b"#", b"\n", b"\r") or chunk[:1].isspace()):
+            nl = chunk.find(b"\n")
+            head = chunk[:nl].strip()
+            if head and not head.startswith(b"#"):
+                break
+            chunk = chunk[nl + 1:]
+            line += 1
+        nlines = chunk.count(b"\n")
+        if nlines:
+            cols = _fast(chunk, digits)
+            if cols is not None:
+                yield np.arange(line, line + nlines, dtype=np.int64), cols
+            else:
+                nos, cols = _slow(chunk, widths, line, names)
+                if nos.size:
+                    yield nos, cols
+        line += nlines
+        if not data:
+            return

@@ -1,0 +1,52 @@
+"""``ptxfp ver``: check a file of results from the implementation under test.
+
+Each line: the source operands in PTX order, then the implementation's destination bits, in hex
+(gen's layout: a gen file whose last column the testbench replaced with its own result).  The
+file is read in blocks and judged chunk by chunk, so its size does not matter.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import BinaryIO
+
+import numpy as np
+
+from .classify import Report
+from .forms import dtype, form as _form
+from .textio import VectorFileError, read_columns
+
+
+def verify_stream(spelling: str, f: BinaryIO) -> Report:
+    """Judge every line of a binary stream; the witnesses' indices are line numbers."""
+    fm = _form(spelling)
+    widths = fm.operand_widths + (fm.result_width,)
+    names = fm.operand_names + ("result",)
+    report = Report(fm.spelling)
+    for lines, cols in read_columns(f, widths, names):
+        ops = tuple(c.astype(dtype(w)) for c, w in zip(cols[:-1], widths))
+        got = cols[-1].astype(dtype(fm.result_width))
+        report.add(fm, ops, fm.model(*ops), got, indices=lines)
+    return report
+
+
+def verify_file(spelling: str, path: str | os.PathLike) -> Report:
+    """Judge a results file (``-``: standard input)."""
+    _form(spelling)
+    if str(path) == "-":
+        return verify_stream(spelling, sys.stdin.buffer)
+    try:
+        with open(path, "rb") as f:
+            return verify_stream(spelling, f)
+    except FileNotFoundError:
+        raise VectorFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise VectorFileError(f"{path}: is a directory") from None
+
+
+def verify(spelling: str, *operands, got) -> Report:
+    """Judge arrays: ``got`` against ptxfp's result on ``operands`` (PTX order)."""
+    fm = _form(spelling)
+    ops = tuple(np.asarray(x) for x in operands)
+    return Report(fm.spelling).add(fm, ops, fm.model(*ops), np.asarray(got))
