@@ -18,6 +18,7 @@ from .formats import from_bits, to_bits
 from .policy import Policy
 from .spelling import Instruction, parse
 from .ptx.check import Diagnostic, Report, check
+from .conformance import sweep
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,7 @@ __all__ = [
     "run",
     "check", "Report", "Diagnostic",
     "__version__",
+    "sweep",
 ]
 
 

@@ -578,6 +578,128 @@ def cmd_verify(args, out):
     return int(rc or 0)
 
 
+# --- gen / ver / sweep: verify another implementation (ptxfp.conformance) ---------------------
+
+_GEN_EPILOG = """\
+Writes one vector per line in Berkeley TestFloat's layout: the source operands in PTX order,
+then ptxfp's destination bits, as upper-case hex (4 digits for .f16/.bf16, 8 for .f32 and the
+packed types) separated by one space; '#' lines are the header (form, ptxfp version, policy).
+Level 1: every combination of the special and boundary values, ptxfp's targeted cases (ties,
+double-rounding witnesses, cancellation, subnormal and overflow boundaries), then -n random
+vectors (default 100,000); level 2: the special values with their neighbours, 5,000,000 random.
+Written in chunks to a temporary file renamed at the end (-o - or no -o: standard output).
+
+examples:
+  ptxfp gen fma.rn.bf16 -o fma_bf16.txt
+  ptxfp gen cvt.rn.f16.f32 --level 2 -n 100000000 -o cvt.txt
+  ptxfp gen add.f32.bf16 --seed 7 | head
+"""
+
+_VER_EPILOG = """\
+Each line: the operands in PTX order, then the implementation's result, in hex ('#' lines and
+blank lines are skipped): a gen file whose last column the testbench replaced with its result.
+Prints each mismatch class with its first witnesses (line, operands, expected, got), then a
+summary.  Exit status: 0 all agree, 1 some differ, 2 a malformed file or command line.
+
+examples:
+  ptxfp ver fma.rn.bf16 results.txt
+  my_sim < fma_bf16.txt | ptxfp ver fma.rn.bf16 -
+"""
+
+_SWEEP_EPILOG = """\
+The implementation: --impl MODULE:FUNC, a Python function f(*operands) -> results over NumPy
+arrays of bits (operands in PTX order); or --lib PATH.so:SYMBOL, a C function
+  void f(const uint16_t *a, const uint16_t *b, const uint16_t *c, uint16_t *out, size_t n)
+(uint32_t for .f32 and packed operands/results; --lib-kind elementwise: uint16_t f(a, b, c)).
+Runs on Dask: a LocalCluster of --workers N processes (default: one per core), or the cluster
+at --scheduler tcp://host:8786; without Dask ('pip install ptxfp[sweep]') in this process.
+--checkpoint DIR records each finished chunk: the same command resumes an interrupted sweep.
+Exit status: 0 all agree, 1 some differ, 2 a user error.
+
+examples:
+  ptxfp sweep fma.rn.bf16 --impl mysim:fma_bf16 --random 100000000 --workers 8
+  ptxfp sweep add.rn.f16 --lib ./libfpu.so:add_f16 --exhaustive --checkpoint ck/
+  ptxfp sweep fma.rn.f16 --lib ./libfpu.so:fma_f16 --lib-kind elementwise --exhaustive \\
+        --scheduler tcp://10.0.0.5:8786 --checkpoint /shared/ck_fma_f16
+"""
+
+
+def cmd_gen(args, out):
+    from .conformance import write_file
+    n = write_file(args.spelling, args.output, level=args.level, n=args.n, seed=args.seed)
+    if args.output not in (None, "-"):
+        print(f"{PROG}: wrote {n} vectors to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cmd_ver(args, out):
+    from .conformance import verify_file
+    report = verify_file(args.spelling, args.file)
+    out.write(report.format("line", limit=args.witnesses))
+    return 0 if report.ok else 1
+
+
+def cmd_sweep(args, out):
+    from .conformance import sweep
+    if args.random is None and not args.exhaustive:
+        raise CliError("sweep: give --exhaustive or --random N")
+    if args.workers is not None and args.workers < 0:
+        raise CliError("--workers takes a count >= 0")
+    report = sweep(args.spelling, args.impl, lib=args.lib, lib_kind=args.lib_kind,
+                   exhaustive=args.exhaustive, random=args.random, seed=args.seed,
+                   chunk=args.chunk, workers=args.workers, scheduler=args.scheduler,
+                   checkpoint=args.checkpoint, progress=not args.quiet,
+                   note=lambda m: print(f"{PROG}: note: {m}", file=sys.stderr))
+    out.write(report.format("vector", limit=args.witnesses))
+    return 0 if report.ok else 1
+
+
+def _add_conformance_parsers(sub, fmt):
+    g = sub.add_parser("gen", help="write TestFloat-style test vectors for a form",
+                       description="Write test vectors (operands and ptxfp's result) for one "
+                       "form.", epilog=_GEN_EPILOG, formatter_class=fmt)
+    g.add_argument("spelling", metavar="SPELLING", help="e.g. fma.rn.bf16, cvt.rn.f16.f32")
+    g.add_argument("--level", type=int, choices=(1, 2), default=1, help="1 (default) or 2")
+    g.add_argument("-n", type=int, metavar="N", help="random vectors after the targeted ones")
+    g.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
+    g.add_argument("-o", "--output", metavar="FILE", help="output file (default: stdout)")
+    g.set_defaults(fn=cmd_gen)
+
+    v = sub.add_parser("ver", help="check a file of results against ptxfp",
+                       description="Check an implementation's results (operands and result "
+                       "per line) against ptxfp.", epilog=_VER_EPILOG, formatter_class=fmt)
+    v.add_argument("spelling", metavar="SPELLING")
+    v.add_argument("file", metavar="FILE", help="results file, or - for stdin")
+    v.add_argument("--witnesses", type=int, default=3, metavar="K",
+                   help="witnesses shown per class (default 3)")
+    v.set_defaults(fn=cmd_ver)
+
+    s = sub.add_parser("sweep", help="compare an implementation with ptxfp over a sweep",
+                       description="Compare a Python function or a C library with ptxfp over "
+                       "every vector or N random ones, on Dask.", epilog=_SWEEP_EPILOG,
+                       formatter_class=fmt)
+    s.add_argument("spelling", metavar="SPELLING")
+    who = s.add_mutually_exclusive_group(required=True)
+    who.add_argument("--impl", metavar="MODULE:FUNC", help="a Python function over arrays")
+    who.add_argument("--lib", metavar="PATH.so:SYMBOL", help="a C function in a library")
+    s.add_argument("--lib-kind", choices=("array", "elementwise"), default="array",
+                   help="the C function's signature (default array)")
+    what = s.add_mutually_exclusive_group()
+    what.add_argument("--exhaustive", action="store_true", help="every operand combination")
+    what.add_argument("--random", type=int, metavar="N", help="targeted + N random vectors")
+    s.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default 1)")
+    s.add_argument("--chunk", type=int, metavar="N", help="vectors per task")
+    where = s.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="local Dask worker processes (0: this process; default: cores)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler's address")
+    s.add_argument("--checkpoint", metavar="DIR", help="record finished chunks; resume")
+    s.add_argument("--witnesses", type=int, default=3, metavar="K",
+                   help="witnesses shown per class (default 3)")
+    s.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    s.set_defaults(fn=cmd_sweep)
+
+
 # --- the parser -------------------------------------------------------------------------------
 
 _MAIN_EPILOG = """\
@@ -719,6 +841,7 @@ def build_parser():
                        epilog=_VERIFY_EPILOG, formatter_class=fmt)
     v.add_argument("args", nargs=argparse.REMAINDER)
     v.set_defaults(fn=cmd_verify)
+    _add_conformance_parsers(sub, fmt)
     return p
 
 

@@ -1,0 +1,518 @@
+"""``ptxfp sweep``: compare ptxfp with another implementation over arrays of bits, in chunks,
+in this process or on Dask distributed (a LocalCluster, or a real cluster by address).
+
+The implementation is a Python function ``f(*operands) -> result`` over NumPy arrays of bits
+(operands in PTX order, as ``ptxfp.execute`` takes them), or a C function in a shared library:
+
+- ``kind="array"`` (default): ``void f(const uintA_t *a, const uintB_t *b[, const uintC_t *c],
+  uintD_t *out, size_t n)``, one call per chunk;
+- ``kind="elementwise"``: ``uintD_t f(uintA_t a, uintB_t b[, uintC_t c])``, called per element
+  from a Numba-compiled loop (no Python in between).
+
+with ``uint16_t`` for .f16/.bf16 and ``uint32_t`` for .f32 and the packed .f16x2/.bf16x2.
+
+Vectors: ``exhaustive`` (every operand combination of the form: 2^32 pairs of a two-operand
+16-bit form, 2^48 triples of a three-operand one, 2^48 (a, c) of the mixed add/sub; packed
+forms carry pair i in lane 0 and pair i + half the space in lane 1; cvt: every input, packed
+with b = ~a), or ``random=N`` (the targeted special-value combinations, then N random vectors
+of the generators gen uses).  Each chunk is one task: it builds its vectors, runs ptxfp and the
+implementation and returns a small report; chunks finished are appended to
+``checkpoint/done.jsonl`` so that an interrupted sweep resumes with nothing lost or counted
+twice.  A worker lost mid-sweep costs its chunk only: Dask runs it again elsewhere.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .. import policy as _policy
+from ..errors import PtxfpError
+from .classify import Report
+from .forms import Form, dtype, form as _form
+from . import source
+
+
+class SweepError(PtxfpError):
+    """A sweep that cannot be run as asked (names the option and the rule)."""
+
+
+# ---- the vectors of a sweep -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Plan:
+    """What a sweep covers: ``size`` vectors in chunks of ``chunk`` (random sweeps: chunk 0 is
+    the targeted set of ``targeted`` vectors)."""
+    spelling: str
+    mode: str                 #: 'exhaustive' or 'random'
+    size: int
+    chunk: int
+    seed: int = 1
+    targeted: int = 0
+
+    @property
+    def chunks(self) -> int:
+        if self.mode == "random":
+            return 1 + -(-(self.size - self.targeted) // self.chunk)
+        return -(-self.size // self.chunk)
+
+
+def _lane_bits(f: Form) -> list:
+    """Bits of each operand of one lane, PTX order."""
+    return [16 if x in ("f16", "bf16") else 32 for x in f.lane_formats()]
+
+
+def exhaustive_size(f: Form) -> int:
+    """The number of vectors of an exhaustive sweep of the form."""
+    if f.cvt:
+        return 1 << (16 if f.ins.atype != "f32" else 32)
+    bits = sum(_lane_bits(f))
+    if bits > 48:
+        raise SweepError(f"--exhaustive: '{f.spelling}' has 2^{bits} operand combinations "
+                         "(a 32-bit c with two 16-bit operands); sweep it with --random N")
+    return 1 << bits
+
+
+def make_plan(spelling: str, exhaustive: bool = False, random: int | None = None,
+              seed: int = 1, chunk: int | None = None) -> Plan:
+    f = _form(spelling)
+    if exhaustive == (random is not None):
+        raise SweepError("give one of --exhaustive or --random N")
+    if chunk is not None and chunk < 1:
+        raise SweepError(f"--chunk {chunk}: a count >= 1")
+    if exhaustive:
+        return Plan(f.spelling, "exhaustive", exhaustive_size(f), chunk or (1 << 22), seed)
+    if random < 0:
+        raise SweepError(f"--random {random}: a count >= 0")
+    t = int(np.shape(source.targeted(f, 1)[0])[0])
+    return Plan(f.spelling, "random", t + random, chunk or (1 << 20), seed, t)
+
+
+def chunk_operands(f: Form, plan: Plan, cid: int) -> tuple:
+    """(operands, index of the first vector) of chunk ``cid``."""
+    if plan.mode == "random":
+        if cid == 0:
+            return source.targeted(f, 1), 0
+        base = plan.targeted + (cid - 1) * plan.chunk
+        n = min(plan.chunk, plan.size - base)
+        return source.random(f, n, source.seed_of("sweep", f.spelling, plan.seed, cid)), base
+    start = cid * plan.chunk
+    stop = min(plan.size, start + plan.chunk)
+    i = np.arange(start, stop, dtype=np.uint64)
+    if f.cvt:
+        if f.ins.atype != "f32":
+            return (i.astype(np.uint16),), start
+        a = i.astype(np.uint32)
+        return ((a, ~a) if f.lanes == 2 else (a,)), start
+
+    def split(idx):
+        out, shift = [], sum(_lane_bits(f))
+        for w in _lane_bits(f):
+            shift -= w
+            out.append((idx >> np.uint64(shift)) & np.uint64((1 << w) - 1))
+        return out
+
+    lo = split(i)
+    if f.lanes == 1:
+        return tuple(x.astype(dtype(w)) for x, w in zip(lo, f.operand_widths)), start
+    hi = split((i + np.uint64(plan.size // 2)) % np.uint64(plan.size))
+    return tuple((x | (y << np.uint64(16))).astype(np.uint32) for x, y in zip(lo, hi)), start
+
+
+# ---- implementations -------------------------------------------------------------------------
+
+_LOADED: dict = {}
+
+
+@dataclass(frozen=True)
+class LibImpl:
+    """A C function in a shared library (loaded lazily, once per process)."""
+    path: str
+    symbol: str
+    kind: str = "array"
+    spelling: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.symbol} ({self.kind})"
+
+    def _fn(self):
+        key = (self.path, self.symbol, self.kind, self.spelling)
+        fn = _LOADED.get(key)
+        if fn is None:
+            fn = _LOADED[key] = _load_lib(self)
+        return fn
+
+    def __call__(self, *operands):
+        return self._fn()(*operands)
+
+
+def _ctype(bits):
+    return ctypes.c_uint16 if bits == 16 else ctypes.c_uint32
+
+
+def _load_lib(impl: LibImpl):
+    f = _form(impl.spelling)
+    try:
+        lib = ctypes.CDLL(os.path.abspath(impl.path))
+    except OSError as e:
+        raise SweepError(f"--lib {impl.path}: cannot load it ({e})") from None
+    try:
+        c = getattr(lib, impl.symbol)
+    except AttributeError:
+        raise SweepError(f"--lib {impl.path}:{impl.symbol}: no symbol '{impl.symbol}'") from None
+    rt = dtype(f.result_width)
+    if impl.kind == "array":
+        c.argtypes = [ctypes.POINTER(_ctype(w)) for w in f.operand_widths] + \
+            [ctypes.POINTER(_ctype(f.result_width)), ctypes.c_size_t]
+        c.restype = None
+
+        def call(*ops):
+            ops = [np.ascontiguousarray(x, dtype=dtype(w)) for x, w in zip(ops, f.operand_widths)]
+            out = np.empty(ops[0].shape[0], rt)
+            c(*[x.ctypes.data_as(ctypes.POINTER(_ctype(w)))
+                for x, w in zip(ops, f.operand_widths)],
+              out.ctypes.data_as(ctypes.POINTER(_ctype(f.result_width))), out.size)
+            return out
+        return call
+    if impl.kind != "elementwise":
+        raise SweepError(f"--lib-kind {impl.kind}: 'array' or 'elementwise'")
+    c.argtypes = [_ctype(w) for w in f.operand_widths]
+    c.restype = _ctype(f.result_width)
+    loop = _elementwise_loop(c, f.arity)
+
+    def call(*ops):
+        ops = [np.ascontiguousarray(x, dtype=dtype(w)) for x, w in zip(ops, f.operand_widths)]
+        out = np.empty(ops[0].shape[0], rt)
+        loop(*ops, out)
+        return out
+    return call
+
+
+def _elementwise_loop(cfn, arity):
+    """A Numba loop calling a ctypes function per element, in nopython mode."""
+    from numba import njit
+    if arity == 1:
+        def loop(a, out):
+            for i in range(out.size):
+                out[i] = cfn(a[i])
+    elif arity == 2:
+        def loop(a, b, out):
+            for i in range(out.size):
+                out[i] = cfn(a[i], b[i])
+    else:
+        def loop(a, b, c, out):
+            for i in range(out.size):
+                out[i] = cfn(a[i], b[i], c[i])
+    return njit(nogil=True)(loop)
+
+
+def load_impl(text: str) -> Callable:
+    """``MODULE:FUNC`` (a dotted module importable here, or a path to a .py file) to the
+    function; it is shipped to Dask workers by value unless it lives in an installed package."""
+    mod, sep, name = text.rpartition(":")
+    if not sep or not mod or not name:
+        raise SweepError(f"--impl {text!r}: expected MODULE:FUNC (module.name:func or "
+                         "path/to/file.py:func)")
+    if mod.endswith(".py") or os.sep in mod:
+        if not os.path.isfile(mod):
+            raise SweepError(f"--impl {text!r}: no such file '{mod}'")
+        modname = "ptxfp_impl_" + os.path.splitext(os.path.basename(mod))[0]
+        spec = importlib.util.spec_from_file_location(modname, mod)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[modname] = module
+        spec.loader.exec_module(module)
+    else:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(mod)
+        except ImportError as e:
+            raise SweepError(f"--impl {text!r}: cannot import '{mod}' ({e})") from None
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise SweepError(f"--impl {text!r}: '{mod}' has no function '{name}'")
+    return fn
+
+
+def _ship_by_value(fn) -> None:
+    """Let cloudpickle send a function's module by value (workers need not have the file)."""
+    mod = sys.modules.get(getattr(fn, "__module__", None) or "")
+    path = getattr(mod, "__file__", None) or ""
+    if mod is None or mod.__name__ == "__main__" or mod.__name__.startswith("ptxfp"):
+        return
+    if "site-packages" in path or "dist-packages" in path or path.startswith(sys.prefix):
+        return
+    try:
+        import cloudpickle
+        cloudpickle.register_pickle_by_value(mod)
+    except (ImportError, ValueError):
+        pass
+
+
+def _describe(impl) -> str:
+    if isinstance(impl, LibImpl):
+        return str(impl)
+    return f"{getattr(impl, '__module__', '?')}:{getattr(impl, '__qualname__', repr(impl))}"
+
+
+# ---- one chunk (runs on a worker) ------------------------------------------------------------
+
+def run_chunk(plan: Plan, cid: int, impl: Callable, pol=None) -> dict:
+    """Build chunk ``cid``, run ptxfp and the implementation on it, judge: a JSON-able dict."""
+    saved = _policy.POLICY
+    if pol is not None:
+        _policy.POLICY = pol
+    try:
+        t0 = time.perf_counter()
+        f = _form(plan.spelling)
+        ops, base = chunk_operands(f, plan, cid)
+        for x in ops:
+            x.setflags(write=False)
+        expected = f.model(*ops)
+        got = np.asarray(impl(*ops))
+        n = int(expected.shape[0])
+        if got.shape != expected.shape:
+            raise SweepError(f"the implementation returned shape {got.shape} for {n} vectors "
+                             f"of '{f.spelling}' (one result per vector)")
+        if got.dtype.kind not in "ui" or (got.size and (int(got.min()) < 0 or
+                                                        int(got.max()) >> f.result_width)):
+            raise SweepError(f"the implementation's results are not {f.result_width}-bit "
+                             f"unsigned bits (dtype {got.dtype})")
+        got = got.astype(dtype(f.result_width))
+        rep = Report(f.spelling).add(f, ops, expected, got, base=base)
+        return {"cid": cid, "n": n, "seconds": time.perf_counter() - t0,
+                "report": rep.to_json()}
+    finally:
+        _policy.POLICY = saved
+
+
+# ---- checkpoints -----------------------------------------------------------------------------
+
+class Checkpoint:
+    """``DIR/plan.json`` (what the sweep is) and ``DIR/done.jsonl`` (one line per finished
+    chunk, appended and flushed as each one finishes)."""
+
+    def __init__(self, path: str, plan: Plan, impl_name: str):
+        self.dir = os.fspath(path)
+        os.makedirs(self.dir, exist_ok=True)
+        doc = {"plan": dataclasses.asdict(plan), "implementation": impl_name,
+               "policy": {k: v for k, v in dataclasses.asdict(_policy.current()).items()}}
+        meta = os.path.join(self.dir, "plan.json")
+        if os.path.exists(meta):
+            with open(meta) as fh:
+                old = json.load(fh)
+            if old != json.loads(json.dumps(doc)):
+                raise SweepError(f"--checkpoint {self.dir}: it holds another sweep "
+                                 f"({old['plan']['spelling']}, {old['plan']['mode']}, "
+                                 f"{old['implementation']}); use a new directory")
+        else:
+            tmp = meta + ".tmp"
+            with open(tmp, "w") as fh:
+                json.dump(doc, fh, indent=1)
+            os.replace(tmp, meta)
+        self.log = os.path.join(self.dir, "done.jsonl")
+
+    def load(self) -> dict:
+        """{chunk id: result dict} of the chunks finished so far (a torn last line, from a
+        process killed while writing it, is dropped: that chunk runs again)."""
+        done = {}
+        if not os.path.exists(self.log):
+            return done
+        with open(self.log, "rb") as fh:
+            data = fh.read()
+        lines = data.split(b"\n")
+        for k, line in enumerate(lines):
+            if not line.strip():
+                continue
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                if k == len(lines) - 1:
+                    break
+                raise SweepError(f"--checkpoint {self.log}: line {k + 1} is not JSON") from None
+            done.setdefault(int(doc["cid"]), doc)
+        if data and not data.endswith(b"\n"):         # cut the torn tail before appending
+            with open(self.log, "r+b") as fh:
+                fh.truncate(data.rfind(b"\n") + 1)
+        return done
+
+    def record(self, res: dict) -> None:
+        with open(self.log, "a") as fh:
+            fh.write(json.dumps(res, separators=(",", ":")) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+class Progress:
+    """A one-line progress display on stderr: vectors, rate, ETA, mismatches."""
+
+    def __init__(self, plan: Plan, done: int, stream=None, every: float = 1.0):
+        self.plan, self.done0, self.done = plan, done, done
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+        self.stream = stream or sys.stderr
+        self.every = every
+        self.mismatches = 0
+
+    def update(self, n: int, mismatches: int, final: bool = False) -> None:
+        self.done += n
+        self.mismatches += mismatches
+        now = time.perf_counter()
+        if not final and now - self.last < self.every:
+            return
+        self.last = now
+        dt = max(now - self.t0, 1e-9)
+        rate = (self.done - self.done0) / dt
+        left = self.plan.size - self.done
+        eta = _duration(left / rate) if rate > 0 else "?"
+        pct = 100.0 * self.done / max(self.plan.size, 1)
+        self.stream.write(f"\r{self.plan.spelling}: {self.done:,}/{self.plan.size:,} vectors "
+                          f"({pct:.1f}%)  {rate / 1e6:.2f} M/s  ETA {eta}  "
+                          f"mismatches {self.mismatches:,}   " + ("\n" if final else ""))
+        self.stream.flush()
+
+
+def _duration(s: float) -> str:
+    s = int(s)
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    return (f"{d}d " if d else "") + f"{h}:{m:02d}:{s:02d}"
+
+
+# ---- the driver ------------------------------------------------------------------------------
+
+def have_dask() -> bool:
+    try:
+        import distributed  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def sweep(spelling: str, impl: Callable | str | None = None, *, lib: str | None = None,
+          lib_kind: str = "array", exhaustive: bool = False, random: int | None = None,
+          seed: int = 1, chunk: int | None = None, workers: int | None = None,
+          scheduler: str | None = None, checkpoint: str | os.PathLike | None = None,
+          progress: bool | Progress = False, on_chunk: Callable[[dict], None] | None = None,
+          retries: int = 3, note: Callable[[str], None] | None = None) -> Report:
+    """Compare ptxfp with an implementation over a whole sweep; returns the Report.
+
+    ``impl``: a function over arrays (or ``"module:func"``); or ``lib="path.so:symbol"`` with
+    ``lib_kind`` 'array' or 'elementwise'.  ``exhaustive=True`` or ``random=N``.  ``workers``:
+    0 runs in this process; N > 0 starts a Dask LocalCluster of N single-threaded worker
+    processes (None: one per core); ``scheduler="tcp://host:8786"`` uses a running cluster
+    (ptxfp must be installed on its workers).  Without Dask the sweep runs in this process
+    (``note`` is told so).  ``checkpoint``: a directory recording finished chunks, to resume
+    from.  ``on_chunk(result)`` is called in this process after each finished chunk."""
+    f = _form(spelling)
+    if (impl is None) == (lib is None):
+        raise SweepError("give one of --impl MODULE:FUNC or --lib PATH.so:SYMBOL")
+    if lib is not None:
+        path, sep, sym = str(lib).rpartition(":")
+        if not sep or not path or not sym:
+            raise SweepError(f"--lib {lib!r}: expected PATH.so:SYMBOL")
+        if not os.path.isfile(path):
+            raise SweepError(f"--lib {lib!r}: no such file '{path}'")
+        impl = LibImpl(os.path.abspath(path), sym, lib_kind, f.spelling)
+        impl._fn()                                  # fail here, not on a worker
+    elif isinstance(impl, str):
+        impl = load_impl(impl)
+    plan = make_plan(f.spelling, exhaustive, random, seed, chunk)
+    pol = _policy.current()
+    ck = Checkpoint(checkpoint, plan, _describe(impl)) if checkpoint is not None else None
+    done = ck.load() if ck else {}
+    report = Report(f.spelling)
+    for res in done.values():
+        report.merge(Report.from_json(res["report"]))
+    todo = (c for c in range(plan.chunks) if c not in done)
+    prog = progress if isinstance(progress, Progress) else \
+        (Progress(plan, report.total) if progress else None)
+
+    def finish(res):
+        r = Report.from_json(res["report"])
+        report.merge(r)
+        if ck:
+            ck.record(res)
+        if prog:
+            prog.update(res["n"], r.mismatches)
+        if on_chunk:
+            on_chunk(res)
+
+    if workers is None and scheduler is None:
+        workers = os.cpu_count() or 1
+    if scheduler is None and workers and workers > 0 and not have_dask():
+        if note:
+            note("Dask is not installed (pip install 'ptxfp[sweep]'): the sweep runs in this "
+                 "process")
+        workers = 0
+    if scheduler is None and not workers:
+        for cid in todo:
+            finish(run_chunk(plan, cid, impl, pol))
+    else:
+        _ship_by_value(impl)
+        _run_dask(plan, todo, impl, pol, workers, scheduler, retries, finish)
+    if prog:
+        prog.update(0, 0, final=True)
+    return report
+
+
+def _run_dask(plan, todo: Iterable[int], impl, pol, workers, scheduler, retries, finish):
+    import logging
+
+    from distributed import Client, LocalCluster, as_completed
+    cluster = None
+    try:
+        if scheduler:
+            try:
+                client = Client(scheduler, timeout="20s")
+            except OSError as e:
+                raise SweepError(f"--scheduler {scheduler}: cannot connect ({e})") from None
+        else:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.CRITICAL)
+            client = Client(cluster)
+        try:
+            nworkers = max(len(client.scheduler_info().get("workers", {})), workers or 1)
+            token = f"{os.getpid()}-{time.time_ns()}"
+            todo = iter(todo)
+            ac = as_completed()
+
+            def submit():
+                cid = next(todo, None)
+                if cid is None:
+                    return False
+                ac.add(client.submit(run_chunk, plan, cid, impl, pol, retries=retries,
+                                     pure=False, key=f"ptxfp-sweep-{token}-{cid}"))
+                return True
+
+            for _ in range(2 * nworkers + 2):
+                if not submit():
+                    break
+            for fut in ac:
+                try:
+                    res = fut.result()
+                except PtxfpError:
+                    raise
+                except Exception as e:                # the implementation failed on a worker
+                    raise SweepError(f"a chunk failed: {type(e).__name__}: {e}") from None
+                fut.release()
+                finish(res)
+                submit()
+        finally:
+            client.close()
+    finally:
+        if cluster is not None:
+            cluster.close()
