@@ -84,3 +84,13 @@ def add_f16_numpy_nan_quiet(a, b):
     y = np.asarray(b).astype(np.uint16).view(np.float16)
     with np.errstate(all="ignore"):
         return (x + y).view(np.uint16)
+
+
+def slowed(fn, seconds):
+    """fn, taking at least ``seconds`` per call (so that a worker is busy when it is killed)."""
+    import time
+
+    def impl(*ops):
+        time.sleep(seconds)
+        return fn(*ops)
+    return impl

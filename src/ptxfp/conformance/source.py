@@ -23,6 +23,8 @@ from .forms import Form, dtype
 
 #: random vectors per chunk
 CHUNK = 1 << 20
+#: random vectors searched for ptxfp's own targeted cases (ties, double-rounding witnesses)
+OWN_POOL = 1 << 16
 #: random vectors per level when -n is not given
 LEVEL_N = {1: 100_000, 2: 5_000_000}
 
@@ -149,7 +151,7 @@ def build(form: Form, chunk: tuple) -> tuple:
     if kind == "targeted":
         return targeted(form, s)
     if kind == "own":
-        return own_targeted(form, 1 << 16, s)
+        return own_targeted(form, OWN_POOL, s)
     return random(form, size, s)
 
 

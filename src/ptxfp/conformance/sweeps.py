@@ -302,7 +302,8 @@ class Checkpoint:
     """``DIR/plan.json`` (what the sweep is) and ``DIR/done.jsonl`` (one line per finished
     chunk, appended and flushed as each one finishes)."""
 
-    def __init__(self, path: str, plan: Plan, impl_name: str):
+    def __init__(self, path: str, plan: Plan, impl_name: str,
+                 note: Callable[[str], None] | None = None):
         self.dir = os.fspath(path)
         os.makedirs(self.dir, exist_ok=True)
         doc = {"plan": dataclasses.asdict(plan), "implementation": impl_name,
@@ -311,10 +312,16 @@ class Checkpoint:
         if os.path.exists(meta):
             with open(meta) as fh:
                 old = json.load(fh)
-            if old != json.loads(json.dumps(doc)):
+            new = json.loads(json.dumps(doc))
+            if (old["plan"], old["policy"]) != (new["plan"], new["policy"]):
                 raise SweepError(f"--checkpoint {self.dir}: it holds another sweep "
-                                 f"({old['plan']['spelling']}, {old['plan']['mode']}, "
-                                 f"{old['implementation']}); use a new directory")
+                                 f"({old['plan']['spelling']}, {old['plan']['mode']} "
+                                 f"{old['plan']['size']} vectors, chunks of "
+                                 f"{old['plan']['chunk']}, or another policy); use a new "
+                                 "directory")
+            if old["implementation"] != impl_name and note:
+                note(f"--checkpoint {self.dir}: resuming a sweep of "
+                     f"{old['implementation']} with {impl_name}")
         else:
             tmp = meta + ".tmp"
             with open(tmp, "w") as fh:
@@ -432,7 +439,7 @@ def sweep(spelling: str, impl: Callable | str | None = None, *, lib: str | None 
         impl = load_impl(impl)
     plan = make_plan(f.spelling, exhaustive, random, seed, chunk)
     pol = _policy.current()
-    ck = Checkpoint(checkpoint, plan, _describe(impl)) if checkpoint is not None else None
+    ck = Checkpoint(checkpoint, plan, _describe(impl), note) if checkpoint is not None else None
     done = ck.load() if ck else {}
     report = Report(f.spelling)
     for res in done.values():
