@@ -305,6 +305,32 @@ def test_sweep_exhaustive_index_space():
     assert r.ok and r.total == 65536
 
 
+@pytest.mark.parametrize("spelling", ["sub.rn.f16", "fma.rn.bf16x2", "add.rz.f32.f16",
+                                      "mul.rn.bf16x2"])
+def test_sweep_exhaustive_chunks_by_formula(spelling):
+    """The compiled chunk builder against the index formula written out here."""
+    f = forms.form(spelling)
+    p = sweeps.make_plan(spelling, exhaustive=True, chunk=997)
+    bits = [16 if x in ("f16", "bf16") else 32 for x in f.lane_formats()]
+    for cid in (0, 5, p.chunks // 2, p.chunks - 1):
+        ops, base = sweeps.chunk_operands(f, p, cid)
+        for j in (0, 1, ops[0].size - 1):
+            i = base + j
+            want = []
+            for lane in range(f.lanes):
+                x = (i + lane * p.size // 2) % p.size
+                fields, shift = [], sum(bits)
+                for w in bits:
+                    shift -= w
+                    fields.append((x >> shift) & ((1 << w) - 1))
+                want.append(fields)
+            got = [int(o[j]) for o in ops]
+            if f.lanes == 1:
+                assert got == want[0]
+            else:
+                assert got == [lo | (hi << 16) for lo, hi in zip(*want)]
+
+
 C_SOURCE = r"""
 #include <stdint.h>
 #include <stddef.h>

@@ -73,6 +73,9 @@ def write_file(spelling: str, path: str | os.PathLike | None, level: int = 1,
     try:
         with os.fdopen(fd, "wb") as out:
             total = write(spelling, out, level, n, seed)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)           # mkstemp made it 0600: as open() would
         os.replace(tmp, path)
     except BaseException:
         try:

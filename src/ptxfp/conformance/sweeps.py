@@ -91,7 +91,7 @@ def make_plan(spelling: str, exhaustive: bool = False, random: int | None = None
     if chunk is not None and chunk < 1:
         raise SweepError(f"--chunk {chunk}: a count >= 1")
     if exhaustive:
-        return Plan(f.spelling, "exhaustive", exhaustive_size(f), chunk or (1 << 22), seed)
+        return Plan(f.spelling, "exhaustive", exhaustive_size(f), chunk or (1 << 21), seed)
     if random < 0:
         raise SweepError(f"--random {random}: a count >= 0")
     t = int(np.shape(source.targeted(f, 1)[0])[0])
@@ -108,25 +108,53 @@ def chunk_operands(f: Form, plan: Plan, cid: int) -> tuple:
         return source.random(f, n, source.seed_of("sweep", f.spelling, plan.seed, cid)), base
     start = cid * plan.chunk
     stop = min(plan.size, start + plan.chunk)
-    i = np.arange(start, stop, dtype=np.uint64)
+    n = stop - start
     if f.cvt:
+        i = np.arange(start, stop, dtype=np.uint64)
         if f.ins.atype != "f32":
             return (i.astype(np.uint16),), start
         a = i.astype(np.uint32)
         return ((a, ~a) if f.lanes == 2 else (a,)), start
+    bits = _lane_bits(f)
+    shifts = np.array([sum(bits[k + 1:]) for k in range(len(bits))], np.int64)
+    masks = np.array([(1 << w) - 1 for w in bits], np.int64)
+    outs = [np.empty(n, dtype(w)) for w in f.operand_widths]
+    while len(outs) < 3:
+        outs.append(outs[0])                       # unused slots (shift/mask never reached)
+    half = plan.size // 2 if f.lanes == 2 else 0
+    _fill(start, plan.size, half, len(bits), shifts, masks, outs[0], outs[1], outs[2])
+    return tuple(outs[:len(bits)]), start
 
-    def split(idx):
-        out, shift = [], sum(_lane_bits(f))
-        for w in _lane_bits(f):
-            shift -= w
-            out.append((idx >> np.uint64(shift)) & np.uint64((1 << w) - 1))
-        return out
 
-    lo = split(i)
-    if f.lanes == 1:
-        return tuple(x.astype(dtype(w)) for x, w in zip(lo, f.operand_widths)), start
-    hi = split((i + np.uint64(plan.size // 2)) % np.uint64(plan.size))
-    return tuple((x | (y << np.uint64(16))).astype(np.uint32) for x, y in zip(lo, hi)), start
+def _fill_py(start, size, half, k, shifts, masks, o0, o1, o2):
+    """Vector i of an exhaustive sweep: its operand fields from the top bits down; packed
+    forms put index i in lane 0 and index i + half (mod size) in lane 1."""
+    for j in range(o0.size):
+        i = start + j
+        v0 = (i >> shifts[0]) & masks[0]
+        v1 = (i >> shifts[1]) & masks[1] if k > 1 else 0
+        v2 = (i >> shifts[2]) & masks[2] if k > 2 else 0
+        if half:
+            i2 = (i + half) % size
+            v0 |= ((i2 >> shifts[0]) & masks[0]) << 16
+            v1 |= ((i2 >> shifts[1]) & masks[1]) << 16 if k > 1 else 0
+            v2 |= ((i2 >> shifts[2]) & masks[2]) << 16 if k > 2 else 0
+        o0[j] = v0
+        if k > 1:
+            o1[j] = v1
+        if k > 2:
+            o2[j] = v2
+
+
+def _make_fill():
+    try:
+        from numba import njit
+        return njit(cache=True, nogil=True)(_fill_py)
+    except Exception:                               # pragma: no cover (numba is required)
+        return _fill_py
+
+
+_fill = _make_fill()
 
 
 # ---- implementations -------------------------------------------------------------------------
