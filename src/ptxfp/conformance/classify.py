@@ -155,8 +155,9 @@ def _nvidia(bits, fmt, ins, pol):
 
 
 def emulations(form: Form, lane_ops: tuple, pol=None) -> dict:
-    """The emulated wrong results for one lane: {class: bits (uint32)}; empty where a form has
-    no such way of going wrong (mul in binary32 is exact, so it cannot round twice)."""
+    """The emulated wrong results for one lane: {class: bits (int64; -1 where the emulation
+    does not apply)}; empty where a form has no such way of going wrong (mul in binary32 is
+    exact, so it cannot round twice)."""
     pol = pol or _policy.current()
     ins = form.ins
     out_fmt = form.result_lane
@@ -166,7 +167,7 @@ def emulations(form: Form, lane_ops: tuple, pol=None) -> dict:
     if getattr(ins, "ftz", False):
         ops = [_flush(x, f) for x, f in zip(ops, fmts)]
     xs = [to_float(x, f) for x, f in zip(ops, fmts)]
-    res = {}
+    res, spill = {}, {}
     with np.errstate(all="ignore"):
         if form.cvt:
             if ins.atype == "f32":    # precision first (unbounded), then the subnormal grid
@@ -185,9 +186,12 @@ def emulations(form: Form, lane_ops: tuple, pol=None) -> dict:
                 else:
                     y = (f[0] + f[1] if ins.opcode == "add" else f[0] - f[1]).astype(np.float64)
             res["result double-rounded"] = round_float(y, out_fmt, mode)
+            finite_in = np.logical_and.reduce([np.isfinite(x) for x in xs])
+            spill["result double-rounded"] = finite_in & ~np.isfinite(y)
             if ins.opcode == "fma":
                 prod = to_float(round_float(xs[0] * xs[1], out_fmt, mode), out_fmt)
                 res["fma not fused"] = round_float(prod + xs[2], out_fmt, mode)
+                spill["fma not fused"] = finite_in & ~np.isfinite(prod)
         oob = None
         if getattr(ins, "oob", False):
             tested = ops[:3] if pol.oob_tests_c else ops[:2]
@@ -197,7 +201,10 @@ def emulations(form: Form, lane_ops: tuple, pol=None) -> dict:
                 oob |= (x & np.uint32(0x7FFF if pol.oob_ignores_sign else 0xFFFF)) == _OOB
     for k, v in res.items():
         v = _nvidia(v, out_fmt, ins, pol)
-        res[k] = v if oob is None else np.where(oob, 0, v).astype(np.uint32)
+        v = (v if oob is None else np.where(oob, 0, v)).astype(np.int64)
+        if k in spill:                  # the binary32/binary64 intermediate overflowed: that
+            v[spill[k]] = -1            # is overflow handling, not rounding twice
+        res[k] = v
     return res
 
 

@@ -119,7 +119,7 @@ def own_targeted(form: Form, pool: int, seed: int) -> tuple:
     keep = _ties(form, ops)
     for lops, e in zip(form.split_lanes(ops), form.split_result(expected)):
         for v in emulations(form, lops).values():
-            keep |= v != e.astype(np.uint32)
+            keep |= (v >= 0) & (v != e.astype(np.int64))
     picked = tuple(x[keep] for x in ops)
     pinned = PINNED.get(form.spelling)
     if pinned:

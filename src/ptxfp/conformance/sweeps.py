@@ -15,7 +15,8 @@ Vectors: ``exhaustive`` (every operand combination of the form: 2^32 pairs of a 
 16-bit form, 2^48 triples of a three-operand one, 2^48 (a, c) of the mixed add/sub; packed
 forms carry pair i in lane 0 and pair i + half the space in lane 1; cvt: every input, packed
 with b = ~a), or ``random=N`` (the targeted special-value combinations, then N random vectors
-of the generators gen uses).  Each chunk is one task: it builds its vectors, runs ptxfp and the
+of the generators gen uses; chunk 0 holds the targeted set: the special-value
+combinations and ptxfp's own cases).  Each chunk is one task: it builds its vectors, runs ptxfp and the
 implementation and returns a small report; chunks finished are appended to
 ``checkpoint/done.jsonl`` so that an interrupted sweep resumes with nothing lost or counted
 twice.  A worker lost mid-sweep costs its chunk only: Dask runs it again elsewhere.
@@ -52,7 +53,7 @@ class SweepError(PtxfpError):
 @dataclass(frozen=True)
 class Plan:
     """What a sweep covers: ``size`` vectors in chunks of ``chunk`` (random sweeps: chunk 0 is
-    the targeted set of ``targeted`` vectors)."""
+    the targeted set, ``targeted`` vectors: special values and ptxfp's own cases)."""
     spelling: str
     mode: str                 #: 'exhaustive' or 'random'
     size: int
@@ -94,15 +95,23 @@ def make_plan(spelling: str, exhaustive: bool = False, random: int | None = None
         return Plan(f.spelling, "exhaustive", exhaustive_size(f), chunk or (1 << 21), seed)
     if random < 0:
         raise SweepError(f"--random {random}: a count >= 0")
-    t = int(np.shape(source.targeted(f, 1)[0])[0])
+    t = int(np.shape(_first_chunk(f, seed)[0])[0])
     return Plan(f.spelling, "random", t + random, chunk or (1 << 20), seed, t)
+
+
+def _first_chunk(f: Form, seed: int) -> tuple:
+    """Chunk 0 of a random sweep: the special-value combinations and ptxfp's own targeted
+    cases (ties, double-rounding witnesses), as gen's level 1 has them."""
+    t = source.targeted(f, 1)
+    own = source.own_targeted(f, source.OWN_POOL, source.seed_of("own", f.spelling, seed))
+    return tuple(np.concatenate([x, y.astype(x.dtype)]) for x, y in zip(t, own))
 
 
 def chunk_operands(f: Form, plan: Plan, cid: int) -> tuple:
     """(operands, index of the first vector) of chunk ``cid``."""
     if plan.mode == "random":
         if cid == 0:
-            return source.targeted(f, 1), 0
+            return _first_chunk(f, plan.seed), 0
         base = plan.targeted + (cid - 1) * plan.chunk
         n = min(plan.chunk, plan.size - base)
         return source.random(f, n, source.seed_of("sweep", f.spelling, plan.seed, cid)), base
