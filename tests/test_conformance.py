@@ -224,6 +224,13 @@ def test_ver_malformed_line_is_exit_2(tmp_path, capsys, text, token):
     assert token in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_ver_reads_stdin(monkeypatch, capsys):
+    data = b"# from a testbench\n3F82 3FA0 0001 3FA3\n0000 0000 0000 0000\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert cli.main(["ver", "fma.rn.bf16", "-"]) == 0
+    assert "2 lines, 2 agree with ptxfp, 0 differ (pass)" in capsys.readouterr().out
+
+
 def test_ver_cli_mismatch_report(tmp_path, capsys):
     p = tmp_path / "r.txt"
     p.write_text("3F82 3FA0 0001 3FA2\n3F82 3FA0 0001 3FA3\n0000 0000 0000 8000\n")
@@ -335,7 +342,9 @@ C_SOURCE = r"""
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
-static float bf(uint16_t x) { uint32_t u = (uint32_t)x << 16; float f; memcpy(&f, &u, 4); return f; }
+static float bf(uint16_t x) {
+    uint32_t u = (uint32_t)x << 16; float f; memcpy(&f, &u, 4); return f;
+}
 static uint16_t rne(float f) {
     uint32_t u; memcpy(&u, &f, 4);
     if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fff;

@@ -14,10 +14,9 @@ with ``uint16_t`` for .f16/.bf16 and ``uint32_t`` for .f32 and the packed .f16x2
 Vectors: ``exhaustive`` (every operand combination of the form: 2^32 pairs of a two-operand
 16-bit form, 2^48 triples of a three-operand one, 2^48 (a, c) of the mixed add/sub; packed
 forms carry pair i in lane 0 and pair i + half the space in lane 1; cvt: every input, packed
-with b = ~a), or ``random=N`` (the targeted special-value combinations, then N random vectors
-of the generators gen uses; chunk 0 holds the targeted set: the special-value
-combinations and ptxfp's own cases).  Each chunk is one task: it builds its vectors, runs ptxfp and the
-implementation and returns a small report; chunks finished are appended to
+with b = ~a), or ``random=N`` (chunk 0 is gen's targeted set: the special-value combinations
+and ptxfp's own cases; then N random vectors of the generators gen uses).  Each chunk is one
+task: it builds its vectors, runs ptxfp and the implementation and returns a small report; chunks finished are appended to
 ``checkpoint/done.jsonl`` so that an interrupted sweep resumes with nothing lost or counted
 twice.  A worker lost mid-sweep costs its chunk only: Dask runs it again elsewhere.
 """
@@ -440,8 +439,8 @@ def _duration(s: float) -> str:
 
 def have_dask() -> bool:
     try:
-        import distributed  # noqa: F401
-        return True
+        import distributed
+        return bool(distributed.Client)
     except ImportError:
         return False
 
