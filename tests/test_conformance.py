@@ -427,9 +427,10 @@ def test_sweep_resumes_from_checkpoint(tmp_path):
             raise _Stop
         return ci.fma_bf16_via_f32(a, b, c)
 
-    with pytest.raises(_Stop):
+    with pytest.raises(sweeps.SweepError, match="failed on chunk 3") as info:
         sweep("fma.rn.bf16", dies_on_fourth, random=90_000, chunk=10_000, workers=0,
               checkpoint=ck)
+    assert isinstance(info.value.__cause__, _Stop)
     logged = (ck / "done.jsonl").read_text().splitlines()
     assert len(logged) == 3
     with open(ck / "done.jsonl", "a") as f:        # a line torn by a kill while writing

@@ -315,8 +315,12 @@ def run_chunk(plan: Plan, cid: int, impl: Callable, pol=None) -> dict:
         for x in ops:
             x.setflags(write=False)
         expected = f.model(*ops)
-        got = np.asarray(impl(*ops))
         n = int(expected.shape[0])
+        try:
+            got = np.asarray(impl(*ops))
+        except Exception as e:
+            raise SweepError(f"the implementation failed on chunk {cid} (vectors {base} to "
+                             f"{base + n - 1}): {type(e).__name__}: {e}") from e
         if got.shape != expected.shape:
             raise SweepError(f"the implementation returned shape {got.shape} for {n} vectors "
                              f"of '{f.spelling}' (one result per vector)")
