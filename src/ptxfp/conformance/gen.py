@@ -37,7 +37,7 @@ def header(spelling: str, level: int, n: int | None, seed: int) -> str:
 
 
 def generate(spelling: str, level: int = 1, n: int | None = None, seed: int = 1,
-             chunk: int = source.CHUNK) -> Iterator[tuple]:
+             chunk: int = source.CHUNK) -> Iterator[tuple[np.ndarray, ...]]:
     """Chunks of test vectors: tuples (operand arrays..., expected result array)."""
     f = _form(spelling)
     for ops in source.vectors(f, level, n, seed, max_chunk=chunk):
@@ -57,7 +57,7 @@ def write(spelling: str, out: BinaryIO, level: int = 1, n: int | None = None,
     return total
 
 
-def write_file(spelling: str, path: str | os.PathLike | None, level: int = 1,
+def write_file(spelling: str, path: str | os.PathLike[str] | None, level: int = 1,
                n: int | None = None, seed: int = 1) -> int:
     """Write a vector file atomically (``None`` or ``-``: standard output)."""
     _form(spelling)                       # a bad spelling fails before any file is made

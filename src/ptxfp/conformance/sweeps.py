@@ -32,7 +32,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -449,11 +449,12 @@ def have_dask() -> bool:
         return False
 
 
-def sweep(spelling: str, impl: Callable | str | None = None, *, lib: str | None = None,
-          lib_kind: str = "array", exhaustive: bool = False, random: int | None = None,
+def sweep(spelling: str, impl: Callable[..., Any] | str | None = None, *,
+          lib: str | None = None, lib_kind: str = "array", exhaustive: bool = False, random: int | None = None,
           seed: int = 1, chunk: int | None = None, workers: int | None = None,
-          scheduler: str | None = None, checkpoint: str | os.PathLike | None = None,
-          progress: bool | Progress = False, on_chunk: Callable[[dict], None] | None = None,
+          scheduler: str | None = None, checkpoint: str | os.PathLike[str] | None = None,
+          progress: bool | Progress = False,
+          on_chunk: Callable[[dict[str, Any]], None] | None = None,
           retries: int = 3, note: Callable[[str], None] | None = None) -> Report:
     """Compare ptxfp with an implementation over a whole sweep; returns the Report.
 

@@ -12,6 +12,7 @@ import sys
 from typing import BinaryIO
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .classify import Report
 from .forms import dtype, form as _form
@@ -31,7 +32,7 @@ def verify_stream(spelling: str, f: BinaryIO) -> Report:
     return report
 
 
-def verify_file(spelling: str, path: str | os.PathLike) -> Report:
+def verify_file(spelling: str, path: str | os.PathLike[str]) -> Report:
     """Judge a results file (``-``: standard input)."""
     _form(spelling)
     if str(path) == "-":
@@ -45,7 +46,7 @@ def verify_file(spelling: str, path: str | os.PathLike) -> Report:
         raise VectorFileError(f"{path}: is a directory") from None
 
 
-def verify(spelling: str, *operands, got) -> Report:
+def verify(spelling: str, *operands: ArrayLike, got: ArrayLike) -> Report:
     """Judge arrays: ``got`` against ptxfp's result on ``operands`` (PTX order)."""
     fm = _form(spelling)
     ops = tuple(np.asarray(x) for x in operands)
