@@ -480,3 +480,42 @@ def test_report_merge_keeps_lowest_witnesses():
     assert m.total == 20 and m.counts == {"other": 7}
     assert [w[0] for w in m.witnesses["other"]] == [9, 10, 11, 12, 13]
     assert set(CLASSES) >= set(m.counts)
+
+
+def test_sweep_on_a_scheduler_ships_a_script_by_value(tmp_path):
+    """--scheduler ADDRESS with --impl path/to/file.py:func: the function is sent to the
+    workers by value (its module is not importable there)."""
+    pytest.importorskip("distributed")
+    import logging
+
+    from distributed import LocalCluster
+    script = tmp_path / "my_sim.py"
+    script.write_text(
+        "import numpy as np\n"
+        "def add(a, b):\n"
+        "    x, y = a.view(np.float16), b.view(np.float16)\n"
+        "    with np.errstate(all='ignore'):\n"
+        "        s = x + y\n"
+        "    return np.where(np.isnan(s), np.uint16(0x7E00), s.view(np.uint16))\n")
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster:
+        r = sweep("add.rn.f16", f"{script}:add", random=30_000, chunk=10_000,
+                  scheduler=cluster.scheduler_address)
+    want = sweep("add.rn.f16", f"{script}:add", random=30_000, chunk=10_000, workers=0)
+    assert list(r.counts) == ["NaN not canonical"] and r.to_json() == want.to_json()
+    assert r.mismatches > 1000
+
+
+def test_example_sweep_double_rounding(monkeypatch, capsys):
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                        "sweep_double_rounding.py")
+    spec = importlib.util.spec_from_file_location("sweep_double_rounding", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setenv("WORKERS", "0")
+    monkeypatch.setenv("N", "20000")
+    assert mod.main() == 1
+    out = capsys.readouterr().out
+    assert "result double-rounded:" in out and "3F82" in out
+    assert "ptxfp 0x3fa3, the simulator 0x3fa2" in out

@@ -280,19 +280,37 @@ def load_impl(text: str) -> Callable:
     return fn
 
 
-def _ship_by_value(fn) -> None:
-    """Let cloudpickle send a function's module by value (workers need not have the file)."""
-    mod = sys.modules.get(getattr(fn, "__module__", None) or "")
-    path = getattr(mod, "__file__", None) or ""
-    if mod is None or mod.__name__ == "__main__" or mod.__name__.startswith("ptxfp"):
-        return
-    if "site-packages" in path or "dist-packages" in path or path.startswith(sys.prefix):
-        return
-    try:
+class Shipped:
+    """A Python implementation wrapped to travel to Dask workers by value: Dask pickles
+    functions by reference when it can, which fails on a worker that cannot import the
+    function's module (a script, a file loaded with --impl path.py:func).  The function is
+    cloudpickled here, by value unless it lives in an installed package, and loaded once per
+    worker process."""
+
+    def __init__(self, fn: Callable[..., Any]):
         import cloudpickle
-        cloudpickle.register_pickle_by_value(mod)
-    except (ImportError, ValueError):
-        pass
+        mod = sys.modules.get(getattr(fn, "__module__", None) or "")
+        path = getattr(mod, "__file__", None) or ""
+        installed = ("site-packages" in path or "dist-packages" in path
+                     or path.startswith(sys.prefix))
+        if mod is not None and mod.__name__ != "__main__" and not installed and \
+                mod.__name__ != "ptxfp" and not mod.__name__.startswith("ptxfp."):
+            cloudpickle.register_pickle_by_value(mod)
+        self.blob = cloudpickle.dumps(fn)
+        self.name = _describe(fn)
+        self._fn: Callable[..., Any] | None = fn
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"blob": self.blob, "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.blob, self.name, self._fn = state["blob"], state["name"], None
+
+    def __call__(self, *operands: Any) -> Any:
+        if self._fn is None:
+            import cloudpickle
+            self._fn = cloudpickle.loads(self.blob)
+        return self._fn(*operands)
 
 
 def _describe(impl) -> str:
@@ -510,7 +528,8 @@ def sweep(spelling: str, impl: Callable[..., Any] | str | None = None, *,
         for cid in todo:
             finish(run_chunk(plan, cid, impl, pol))
     else:
-        _ship_by_value(impl)
+        if not isinstance(impl, LibImpl):
+            impl = Shipped(impl)
         _run_dask(plan, todo, impl, pol, workers, scheduler, retries, finish)
     if prog:
         prog.update(0, 0, final=True)
