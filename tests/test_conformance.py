@@ -210,6 +210,22 @@ def test_ver_fast_and_line_by_line_readers_agree(tmp_path):
     assert verify_file("add.rn.bf16", crlf).counts == a.counts
 
 
+def test_ver_ragged_reader():
+    """The vectorized reader of ragged lines agrees with the line-by-line one, and leaves
+    every line it cannot place to it (which names the line)."""
+    block = b"0x3f82\t0x3fa0 0x1  0x3fa3\r\n\n3F82 3FA0 0001 3FA2\n0x0 0 0 0x8000\n"
+    names = ("a", "b", "c", "result")
+    got = textio._ragged(block, (16, 16, 16, 16), 7)
+    want = textio._slow(block, (16, 16, 16, 16), 7, names)
+    assert got[0].tolist() == want[0].tolist() == [7, 9, 10]
+    assert all((x == y).all() for x, y in zip(got[1], want[1]))
+    for bad in (b"1 2 3 4 5\n1 2 3\n", b"1 2 3 4\n# c\n", b"1 2 3 10000\n",
+                b"1 2 3 4g\n", b"1 2 3 0x\n", b"30x1 2 3 4\n", b"1 2 3 0x0x1\n"):
+        assert textio._ragged(bad, (16, 16, 16, 16), 1) is None, bad
+    with pytest.raises(textio.VectorFileError, match="line 1: expected 4 hex tokens"):
+        textio._slow(b"1 2 3 4 5\n1 2 3\n", (16, 16, 16, 16), 1, names)
+
+
 @pytest.mark.parametrize("text, token", [
     ("3F82 3FA0 0001 3FA3\n3F82 3FA0 0001 3FZ2\n", "line 2: token '3FZ2'"),
     ("# h\n3F82 3FA0 0001\n", "line 2: expected 4 hex tokens"),

@@ -1,8 +1,9 @@
 """TestFloat's text layout, fast both ways: hex tokens separated by one space, one vector per
 line, ``#`` lines are comments.  Writing builds the characters of a whole chunk at once with
-NumPy; reading decodes a chunk of fixed-width lines the same way and falls back to a
-line-by-line reader (any whitespace, optional ``0x``, any widths) where a chunk is not laid
-out so; that reader is also the one that names a malformed line and token."""
+NumPy.  Reading decodes a block of fixed-width lines the same way; a block laid out otherwise
+(any blanks, optional ``0x``, any widths, blank lines) by a second vectorized reader; a block
+with comments or a malformed line by a line-by-line reader, which is also the one that names
+a malformed line and token."""
 
 from __future__ import annotations
 
@@ -69,6 +70,53 @@ def _fast(block: bytes, digits) -> list | None:
                 return None
             pos += 1
     return cols
+
+
+_BLANKS = bytes.maketrans(b"\t\r\v\f", b"    ")
+
+
+def _ragged(block: bytes, widths, first_line: int):
+    """Decode a block of lines with any blanks between tokens, tokens of any width (with or
+    without 0x), blank lines; None when a line does not fit (a comment, a wrong token count, a
+    bad digit, a value too wide): the line-by-line reader then names it."""
+    k = len(widths)
+    if b"#" in block:
+        return None
+    buf = np.frombuffer(block.translate(_BLANKS), np.uint8)
+    if not buf.size:
+        return np.zeros(0, np.int64), [np.zeros(0, np.uint32) for _ in widths]
+    nl = buf == 0x0A
+    blank = (buf == 0x20) | nl
+    prev = np.concatenate([[True], blank[:-1]])
+    starts = np.nonzero(~blank & prev)[0]
+    nxt = np.concatenate([blank[1:], [True]])
+    ends = np.nonzero(~blank & nxt)[0] + 1
+    line = np.cumsum(nl)[starts] - nl[starts]          # line index of each token
+    per = np.bincount(line, minlength=int(nl.sum()) + 1)
+    if ((per != 0) & (per != k)).any():
+        return None
+    top = buf.size - 1
+    prefixed = (buf[starts] == 0x30) & ((buf[np.minimum(starts + 1, top)] | 0x20) == 0x78) \
+        & (ends - starts > 1)
+    starts = starts + 2 * prefixed                     # 0x3f82: the digits after 0x
+    length = ends - starts
+    if length.size and (length.max() > 8 or length.min() < 1):
+        return None
+    v = np.zeros(starts.size, np.uint64)
+    for j in range(8):
+        live = j < length
+        if not live.any():
+            break
+        d = _VAL[buf[np.minimum(starts + j, top)]]
+        if (live & (d == 255)).any():
+            return None
+        v = np.where(live, (v << np.uint64(4)) | d.astype(np.uint64), v)
+    v = v.reshape(-1, k)
+    for i, w in enumerate(widths):
+        if (v[:, i] >> np.uint64(w)).any():
+            return None
+    nos = first_line + line[::k].astype(np.int64)
+    return nos, [v[:, i].astype(np.uint32) for i in range(k)]
 
 
 def _slow(block: bytes, widths, first_line: int, names) -> tuple:
@@ -142,7 +190,8 @@ def read_columns(f: BinaryIO, widths, names, block: int = BLOCK) -> Iterator[tup
             if cols is not None:
                 yield np.arange(line, line + nlines, dtype=np.int64), cols
             else:
-                nos, cols = _slow(chunk, widths, line, names)
+                got = _ragged(chunk, widths, line)
+                nos, cols = got if got is not None else _slow(chunk, widths, line, names)
                 if nos.size:
                     yield nos, cols
         line += nlines
