@@ -533,5 +533,5 @@ def test_example_sweep_double_rounding(monkeypatch, capsys):
     monkeypatch.setenv("N", "20000")
     assert mod.main() == 1
     out = capsys.readouterr().out
-    assert "result double-rounded:" in out and "3F82" in out
+    assert "result double-rounded:" in out
     assert "ptxfp 0x3fa3, the simulator 0x3fa2" in out

@@ -1,55 +1,53 @@
 """Where gen and sweep take their vectors from, chunk by chunk.
 
 TestFloat's idea: every combination of the format's special and boundary values, then random
-operands; level 2 more of both.  On top, ptxfp's own targeted cases: ties and near ties at the
-result's precision, the double-rounding witnesses (vectors where rounding twice through
-binary32/binary64 gives another result than rounding once), and the known witnesses by hand.
+operands; level 2 more of both.  In between, ptxfp's own targeted cases: the families of
+``ptxfp.vectors.targeted`` (ties and near ties, double-rounding patterns, cancellation, far
+exponents, subnormal boundaries, overflow thresholds per mode, NaN payloads, the pinned
+witnesses), and the double-rounding witnesses found here (vectors where rounding twice through
+binary32/binary64 gives another result than rounding once).
 
-All vector generation goes through ``_source()``: today the hardware harness's generators
-(``ptxfp.hw.vectors``: specials, ``targeted``, ``random_vectors`` with aimed vectors for
-cancellation, subnormal results, the smallest normal, 1.0 and overflow); switching to another
-generator module with the same three functions is a change of that one line.
+The targeted generator is reached through ``_source()`` (``ptxfp.vectors``: ``specials``,
+``FORMATS``, ``targeted``); the random vectors come from the hardware harness's generator
+(``ptxfp.hw.vectors.random_vectors``: uniform bits, close exponents, results aimed at zero by
+cancellation, the subnormal range, the smallest normal, 1.0 and overflow).
 """
 
 from __future__ import annotations
 
 import zlib
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
+from ..errors import PtxfpError
 from .classify import emulations, to_float
-from .forms import Form, dtype
+from .forms import Form
 
 #: random vectors per chunk
 CHUNK = 1 << 20
-#: random vectors searched for ptxfp's own targeted cases (ties, double-rounding witnesses)
-OWN_POOL = 1 << 16
 #: random vectors per level when -n is not given
 LEVEL_N = {1: 100_000, 2: 5_000_000}
-
-#: known witnesses (PTX order) always written for these forms
-PINNED = {
-    "fma.rn.bf16": [(0x3F82, 0x3FA0, 0x0001), (0xBF82, 0x3FA0, 0x8001),
-                    (0x3FA0, 0x3F82, 0x0001), (0x3F82, 0x3FA0, 0x8001)],
-    "fma.rn.f16": [(0x3C01, 0x3E00, 0x8001), (0xBC01, 0x3E00, 0x0001),
-                   (0x3C01, 0x3E00, 0x0001)],
-}
+#: vectors of ptxfp.vectors.targeted per level
+TARGETED_N = {1: 20_000, 2: 400_000}
+#: random vectors searched for double-rounding witnesses
+OWN_POOL = 1 << 16
 
 
-def _source():
-    """The vector generator module (special_values, targeted, random_vectors)."""
-    from ..hw import vectors
+def _source() -> Any:
+    """The targeted generator (specials, FORMATS, targeted)."""
+    from .. import vectors
     return vectors
 
 
-def seed_of(*key) -> int:
+def seed_of(*key: Any) -> int:
     return zlib.crc32(repr(key).encode())
 
 
 def specials(fmt: str, level: int = 1) -> np.ndarray:
     """The special values of a lane format; level 2 adds each one's neighbours (±1 ulp)."""
-    v = _source().special_values(fmt).astype(np.int64)
+    src = _source()
+    v = np.asarray(src.specials(src.FORMATS[fmt])).astype(np.int64)
     if level >= 2:
         sign = 0x80000000 if fmt == "f32" else 0x8000
         mag, s = v & (sign - 1), v & sign
@@ -58,22 +56,21 @@ def specials(fmt: str, level: int = 1) -> np.ndarray:
     return np.unique(v).astype(np.uint32 if fmt == "f32" else np.uint16)
 
 
-def _pack(lo, hi):
+def _pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return lo.astype(np.uint32) | (hi.astype(np.uint32) << np.uint32(16))
 
 
 def targeted(form: Form, level: int = 1) -> tuple:
     """Every combination of the special values over the operands (packed forms: the
-    combination in lane 0 with the reversed list in lane 1, and swapped)."""
-    if level <= 1 or form.cvt:
-        ops = _source().targeted(form.spelling)
-        if form.cvt and level >= 2 and form.ins.atype == "f32":
-            extra = specials("f32", 2)
-            extra = (extra,) if form.lanes == 1 else (extra, extra[::-1].copy())
-            ops = tuple(np.concatenate([a, b.astype(a.dtype)]) for a, b in zip(ops, extra))
-        return ops
+    combination in lane 0 with the reversed list in lane 1, and swapped); cvt from a half
+    type: all 65,536 inputs."""
+    if form.cvt and form.ins.atype != "f32":
+        return (np.arange(1 << 16, dtype=np.uint32).astype(np.uint16),)
     lists = [specials(f, level) for f in form.lane_formats()]
     grid = [g.reshape(-1) for g in np.meshgrid(*lists, indexing="ij")]
+    if form.cvt:
+        vals = grid[0]
+        return (vals,) if form.lanes == 1 else (vals, vals[::-1].copy())
     if form.lanes == 1:
         return tuple(grid)
     rev = [g[::-1] for g in grid]
@@ -82,7 +79,8 @@ def targeted(form: Form, level: int = 1) -> tuple:
 
 def random(form: Form, n: int, seed: int) -> tuple:
     """n random vectors (uniform, close exponents, aimed results) for a form."""
-    return _source().random_vectors(form.spelling, n, seed)
+    from ..hw import vectors
+    return tuple(np.ascontiguousarray(x) for x in vectors.random_vectors(form.spelling, n, seed))
 
 
 def _ties(form: Form, ops: tuple) -> np.ndarray:
@@ -111,34 +109,29 @@ def _ties(form: Form, ops: tuple) -> np.ndarray:
     return hit & np.isfinite(y) & (y != 0)
 
 
-def own_targeted(form: Form, pool: int, seed: int) -> tuple:
-    """ptxfp's own cases for a form: from ``pool`` random vectors, those at a tie and those
-    where rounding twice differs from rounding once; then the pinned witnesses."""
-    ops = random(form, pool, seed)
+def own_targeted(form: Form, level: int, seed: int) -> tuple:
+    """ptxfp's own cases for a form: the targeted families of ``ptxfp.vectors``, then, from
+    ``OWN_POOL`` random vectors, those at a tie and those where rounding twice or rounding the
+    product first differs from rounding once."""
+    fam = tuple(np.array(x) for x in _source().targeted(form.ins, TARGETED_N[level], seed))
+    ops = random(form, OWN_POOL, seed)
     expected = form.model(*ops)
     keep = _ties(form, ops)
     for lops, e in zip(form.split_lanes(ops), form.split_result(expected)):
         for v in emulations(form, lops).values():
             keep |= (v >= 0) & (v != e.astype(np.int64))
-    picked = tuple(x[keep] for x in ops)
-    pinned = PINNED.get(form.spelling)
-    if pinned:
-        cols = list(zip(*pinned))
-        picked = tuple(np.concatenate([np.array(c, dtype=dtype(w)), x])
-                       for c, w, x in zip(cols, form.operand_widths, picked))
-    return picked
+    return tuple(np.concatenate([f, x[keep].astype(f.dtype)]) for f, x in zip(fam, ops))
 
 
 def plan(form: Form, level: int = 1, n: int | None = None, seed: int = 1) -> list:
     """The chunks of a generated file, without building them: [(kind, size_or_None, seed)]."""
     if level not in (1, 2):
-        from ..errors import PtxfpError
         raise PtxfpError(f"--level {level}: the levels are 1 and 2")
     n = LEVEL_N[level] if n is None else n
     if n < 0:
-        from ..errors import PtxfpError
         raise PtxfpError(f"-n {n}: a count >= 0")
-    chunks = [("targeted", None, level), ("own", None, seed_of("own", form.spelling, seed))]
+    chunks: list = [("targeted", level, level),
+                    ("own", level, seed_of("own", form.spelling, seed))]
     k = 0
     for start in range(0, n, CHUNK):
         chunks.append(("random", min(CHUNK, n - start), seed_of(form.spelling, seed, k)))
@@ -151,7 +144,7 @@ def build(form: Form, chunk: tuple) -> tuple:
     if kind == "targeted":
         return targeted(form, s)
     if kind == "own":
-        return own_targeted(form, OWN_POOL, s)
+        return own_targeted(form, size, s)
     return random(form, size, s)
 
 

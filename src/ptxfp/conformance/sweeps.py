@@ -102,7 +102,7 @@ def _first_chunk(f: Form, seed: int) -> tuple:
     """Chunk 0 of a random sweep: the special-value combinations and ptxfp's own targeted
     cases (ties, double-rounding witnesses), as gen's level 1 has them."""
     t = source.targeted(f, 1)
-    own = source.own_targeted(f, source.OWN_POOL, source.seed_of("own", f.spelling, seed))
+    own = source.own_targeted(f, 1, source.seed_of("own", f.spelling, seed))
     return tuple(np.concatenate([x, y.astype(x.dtype)]) for x, y in zip(t, own))
 
 
