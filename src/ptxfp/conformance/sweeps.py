@@ -423,13 +423,14 @@ class Checkpoint:
 class Progress:
     """A one-line progress display on stderr: vectors, rate, ETA, mismatches."""
 
-    def __init__(self, plan: Plan, done: int, stream=None, every: float = 1.0):
+    def __init__(self, plan: Plan, done: int, stream=None, every: float = 1.0,
+                 mismatches: int = 0):
         self.plan, self.done0, self.done = plan, done, done
         self.t0 = time.perf_counter()
         self.last = 0.0
         self.stream = stream or sys.stderr
         self.every = every
-        self.mismatches = 0
+        self.mismatches = mismatches
 
     def update(self, n: int, mismatches: int, final: bool = False) -> None:
         self.done += n
@@ -505,7 +506,7 @@ def sweep(spelling: str, impl: Callable[..., Any] | str | None = None, *,
         report.merge(Report.from_json(res["report"]))
     todo = (c for c in range(plan.chunks) if c not in done)
     prog = progress if isinstance(progress, Progress) else \
-        (Progress(plan, report.total) if progress else None)
+        (Progress(plan, report.total, mismatches=report.mismatches) if progress else None)
 
     def finish(res):
         r = Report.from_json(res["report"])
