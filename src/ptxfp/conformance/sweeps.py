@@ -469,8 +469,8 @@ def have_dask() -> bool:
 
 
 def sweep(spelling: str, impl: Callable[..., Any] | str | None = None, *,
-          lib: str | None = None, lib_kind: str = "array", exhaustive: bool = False, random: int | None = None,
-          seed: int = 1, chunk: int | None = None, workers: int | None = None,
+          lib: str | None = None, lib_kind: str = "array", exhaustive: bool = False,
+          random: int | None = None, seed: int = 1, chunk: int | None = None, workers: int | None = None,
           scheduler: str | None = None, checkpoint: str | os.PathLike[str] | None = None,
           progress: bool | Progress = False,
           on_chunk: Callable[[dict[str, Any]], None] | None = None,
