@@ -16,9 +16,10 @@ Vectors: ``exhaustive`` (every operand combination of the form: 2^32 pairs of a 
 forms carry pair i in lane 0 and pair i + half the space in lane 1; cvt: every input, packed
 with b = ~a), or ``random=N`` (chunk 0 is gen's targeted set: the special-value combinations
 and ptxfp's own cases; then N random vectors of the generators gen uses).  Each chunk is one
-task: it builds its vectors, runs ptxfp and the implementation and returns a small report; chunks finished are appended to
-``checkpoint/done.jsonl`` so that an interrupted sweep resumes with nothing lost or counted
-twice.  A worker lost mid-sweep costs its chunk only: Dask runs it again elsewhere.
+task: it builds its vectors, runs ptxfp and the implementation and returns a small report;
+chunks finished are appended to ``checkpoint/done.jsonl`` so that an interrupted sweep
+resumes with nothing lost or counted twice.  A worker lost mid-sweep costs its chunk only:
+Dask runs it again elsewhere.
 """
 
 from __future__ import annotations
@@ -470,8 +471,9 @@ def have_dask() -> bool:
 
 def sweep(spelling: str, impl: Callable[..., Any] | str | None = None, *,
           lib: str | None = None, lib_kind: str = "array", exhaustive: bool = False,
-          random: int | None = None, seed: int = 1, chunk: int | None = None, workers: int | None = None,
-          scheduler: str | None = None, checkpoint: str | os.PathLike[str] | None = None,
+          random: int | None = None, seed: int = 1, chunk: int | None = None,
+          workers: int | None = None, scheduler: str | None = None,
+          checkpoint: str | os.PathLike[str] | None = None,
           progress: bool | Progress = False,
           on_chunk: Callable[[dict[str, Any]], None] | None = None,
           retries: int = 3, note: Callable[[str], None] | None = None) -> Report:
