@@ -351,9 +351,15 @@ def _build(spec):
         b = b[start:stop]
         c = c[start:stop]
         o = out[start:stop]
+        # Unpacked by name, not passed as ``*K``: with ``*K`` Numba hands ``lane`` run-time
+        # values, and the loop (not specialised to the form's constants) ran 20x slower.
+        (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+         relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
         env = _fpenv_enter()
         for i in range(o.size):
-            o[i] = lane(a[i], b[i], c[i], *K)
+            o[i] = lane(a[i], b[i], c[i], OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX,
+                        WIDTH, ONE, mode, ftz, tininess, sat, relu, oob, sat_mz, relu_mz,
+                        oob_sign, oob_c, nan_bits)
         _fpenv_leave(env)
 
     return jit_cached(kernel, (spec, SOURCE_KEY), nogil=True)
