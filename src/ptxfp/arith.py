@@ -140,8 +140,6 @@ def zero_sign_fix(r, x, y, round_down):
 # binary32, 16 lanes per AVX-512 vector instead of 8; docs/semantics.md ("Fast lane") proves
 # which forms may and how each keeps the single rounding.
 
-_F32MAX_BITS = 0x7F7FFFFF
-
 
 @intrinsic
 def fma32(typingctx, x, y, z):
@@ -209,31 +207,115 @@ def add_odd32(x, y):
 
 
 @njit
-def odd32(s):
-    """A float64 round-to-odd proxy ``s`` to a binary32 round-to-odd proxy of the same value.
-
-    Round to odd composes: rounding the 53-bit odd proxy to odd at 24 bits gives the 24-bit odd
-    proxy of the exact value (Boldo and Melquiond 2008, Theorem 4).  The nearest binary32 ``t``
-    is that truncation when it does not overshoot, one step above it in magnitude otherwise; the
-    last bit is then forced odd when ``t`` differs from ``s``.  A finite ``s`` at or beyond
-    the largest binary32 becomes the largest binary32 with its sign (odd, so it still rounds
-    like a value beyond it: every narrower format overflows before binary32 does).
-    """
-    t = np.float32(s)
-    back = np.float64(t)
-    tb = bits_from_f32(t)
-    inexact = np.int64(back != s)
-    above = inexact & np.int64(abs(back) > abs(s))
-    r = (tb - above) | inexact
-    if abs(s) >= 3.4028234663852886e38 and abs(s) < np.inf:
-        r = (tb & 0x80000000) | _F32MAX_BITS
-    return r
-
-
-@njit
 def zero_sign_fix32(r, x, y, round_down):
     """``zero_sign_fix`` for binary32 operands."""
     if round_down and r == np.float32(0.0):
         neg = ((bits_from_f32(x) | bits_from_f32(y)) >> 31) & 1
         return np.float32(-0.0) if neg == 1 else np.float32(0.0)
     return r
+
+
+# --- bf16 fma at binary32 on every input (kernels.lane32; docs/semantics.md, "Fast lane") ----
+#
+# A bf16 product x*y has at most 16 significant bits, is a multiple of 2**(S - 14) and below
+# 2**(S + 2), where S = max(ea, 1) + max(eb, 1) - 254 (ea, eb: the exponent fields).  So it is
+# an exact binary32 when -135 <= S <= 125.  Above (S >= 126) the lane works at half scale:
+# x/2 * y and z/2 are exact there, and doubling the sum's proxy is exact or overflows exactly
+# when the exact result overflows.  Below (S <= -136) the product is formed exactly at 2**120
+# times its size and brought back rounded to odd on binary32's fixed subnormal grid; adding z
+# (a multiple of 2**-133) to that commutes with the rounding, so the sum is still the exact
+# sum's proxy.
+
+_FIELD_MIN_HUGE = 126 + 254          # S >= 126: the product may leave binary32's range
+_FIELD_MAX_TINY = -136 + 254         # S <= -136: the product may be below binary32's grid
+
+
+def _f32c(v):
+    return ir.Constant(ir.FloatType(), float(v))
+
+
+@intrinsic
+def fma_bf16_odd32(typingctx, x, y, z, round_down):
+    """x * y + z for bf16 values x, y, z held in binary32, rounded to odd on binary32's grid
+    (subnormals included), with a finite result beyond binary32's range given as the largest
+    binary32 of its sign.  Needs round-to-nearest and no FTZ/DAZ; an exact zero sum gets
+    IEEE's sign (under ``round_down``, -0 when an operand is negative).
+
+    Every rounding of this binary32 proxy to bf16 (``rounding.round_pack32``) is the rounding
+    of the exact x * y + z (docs/semantics.md, "Fast lane", bf16 fma).  Branch-free, in LLVM IR
+    so that every step stays in 32-bit vector lanes (Numba's booleans and integers are wider).
+    """
+    if not (all(isinstance(t, types.Float) and t.bitwidth == 32 for t in (x, y, z))
+            and isinstance(round_down, types.Boolean)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        f32, i32 = ir.FloatType(), ir.IntType(32)
+        xv, yv, zv, rd = args
+        if rd.type != ir.IntType(1):
+            rd = builder.trunc(rd, ir.IntType(1))
+        fabs = builder.module.declare_intrinsic("llvm.fabs", [f32])
+        sel = builder.select
+
+        def c(k):
+            return ir.Constant(i32, k)
+
+        def bits(v):
+            return builder.bitcast(v, i32)
+
+        def field(v):
+            e = builder.and_(builder.lshr(bits(v), c(23)), c(0xFF))
+            return builder.select(builder.icmp_unsigned("<", e, c(1)), c(1), e)
+        S = builder.add(field(xv), field(yv))
+        huge = builder.icmp_signed(">=", S, c(_FIELD_MIN_HUGE))
+        tiny = builder.icmp_signed("<=", S, c(_FIELD_MAX_TINY))
+        one = _f32c(1.0)
+        half = sel(huge, _f32c(0.5), one)
+        up = sel(tiny, _f32c(2.0 ** 60), one)
+        # exact: x*y/2 (huge; inf if it is 2**128 or more) or x*y*2**120 (tiny) or x*y
+        p = builder.fmul(builder.fmul(builder.fmul(xv, half), up), builder.fmul(yv, up))
+        # tiny: back to x*y rounded to odd on the grid 2**-149, by integer operations (a
+        # multiply would take subnormal operands, which x86 SIMD units run slowly): with
+        # p = M * 2**(e - 23) (M its 24-bit significand), x*y / 2**-149 = M >> (121 - field),
+        # the bits shifted out are the sticky bit, and a binary32 subnormal's bits are its
+        # multiple of 2**-149 (here below 2**15).
+        pb = bits(p)
+        fp = builder.and_(builder.lshr(pb, c(23)), c(0xFF))
+        m = builder.or_(builder.and_(pb, c(0x7FFFFF)),
+                        sel(builder.icmp_unsigned("==", fp, c(0)), c(0), c(0x800000)))
+        sh = builder.sub(c(121), sel(builder.icmp_unsigned("<", fp, c(1)), c(1), fp))
+        sh = sel(builder.icmp_unsigned(">", sh, c(31)), c(31), sh)   # tiny: sh >= 9
+        kept = builder.lshr(m, sh)
+        sticky = builder.zext(builder.icmp_unsigned("!=", builder.shl(kept, sh), m), i32)
+        odd = builder.or_(builder.and_(pb, c(-0x80000000)), builder.or_(kept, sticky))
+        pu = sel(tiny, builder.bitcast(odd, f32), p)
+        # x*y/2 overflowed (x, y finite): the largest binary32 of its sign stands in for it
+        # (the sum then overflows too, as the exact one does: |x*y| >= 2**129 > 2|z|)
+        inf = _f32c(float("inf"))
+        fin_xy = builder.and_(builder.fcmp_ordered("<", builder.call(fabs, [xv]), inf),
+                              builder.fcmp_ordered("<", builder.call(fabs, [yv]), inf))
+
+        def fmax_of(v):
+            return builder.bitcast(builder.or_(builder.and_(bits(v), c(-0x80000000)),
+                                               c(0x7F7FFFFF)), f32)
+        pu = sel(builder.and_(fin_xy, builder.fcmp_ordered("==", builder.call(fabs, [pu]), inf)),
+                 fmax_of(pu), pu)
+        zu = builder.fmul(zv, half)                      # exact: z is a multiple of 2**-133
+        # TwoSum, then the sum rounded to odd (as add_odd32 / _odd32)
+        s = builder.fadd(pu, zu)
+        bb = builder.fsub(s, pu)
+        err = builder.fadd(builder.fsub(pu, builder.fsub(s, bb)), builder.fsub(zu, bb))
+        sb = bits(s)
+        inexact = builder.zext(builder.fcmp_ordered("!=", err, _f32c(0.0)), i32)
+        above = builder.and_(inexact, builder.lshr(builder.xor(bits(err), sb), c(31)))
+        v = builder.bitcast(builder.or_(builder.sub(sb, above), inexact), f32)
+        # exact zero sum under .rm: -0 when an operand is negative (zero_sign_fix32)
+        neg0 = builder.bitcast(builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000)), f32)
+        v = sel(builder.and_(rd, builder.fcmp_ordered("==", v, _f32c(0.0))), neg0, v)
+        w = sel(huge, builder.fmul(v, _f32c(2.0)), v)    # exact, or inf past binary32
+        # a finite exact result past binary32 (inf above): the largest binary32 of its sign
+        w_over = builder.and_(builder.and_(fin_xy, builder.fcmp_ordered(
+            "<", builder.call(fabs, [zv]), inf)),
+            builder.fcmp_ordered("==", builder.call(fabs, [w]), inf))
+        return sel(w_over, fmax_of(w), w)
+    return types.float32(x, y, z, round_down), codegen

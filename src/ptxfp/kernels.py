@@ -23,9 +23,9 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from . import nvidia
-from ._bitcast import bits_from_f32, f32_from_bits
-from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, odd32, zero_sign_fix,
-                    zero_sign_fix32)
+from ._bitcast import bits_from_f32
+from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_odd32,
+                    zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, F32
 from .rounding import RM, RN, RP, RZ, TINY_AFTER, round_pack, round_pack32
 
@@ -50,7 +50,6 @@ def _mxcsr_call(builder, name, slot):
 
 #: MXCSR rounding-control field (bits 13-14) of each rounding mode.
 _MXCSR_RC = {RN: 0, RZ: 3, RM: 1, RP: 2}
-
 
 #: MXCSR sticky flags of overflow (OE) and underflow (UE, set only for a tiny inexact result
 #: while underflow is masked): which the fast lane's bf16 fma reads per block.
@@ -187,17 +186,16 @@ def _make_lane32(SOURCE_KEY):
       correctly rounded one (products are exact; a sum of two p-bit numbers rounded first to
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
     - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
-    - bf16 fma (any mode): the binary32 product plus c rounded to odd at binary32; the few
-      lanes whose product is tiny and inexact or overflows (bf16 products can leave binary32's
-      range) raise the hardware's underflow/overflow flag, and are recomputed with the exact
-      float64 product, rounded to odd at float64 and then at binary32 (``SLOW``).
+    - bf16 fma (any mode): the product plus c rounded to odd at binary32, with the product
+      scaled by a power of two where it may leave binary32's range (``arith.fma_bf16_odd32``),
+      branch-free, so every input takes the same vector path.
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
     def lane32(a, b, c, OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tininess,
-               sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits, SLOW):
-        """One lane, as ``lane``.  ``SLOW`` takes the float64 route for bf16 fma (the kernel
-        sets it for the blocks whose binary32 products were not all exact)."""
+               sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits, WIDE):
+        """One lane, as ``lane``.  bf16 fma: ``WIDE`` takes ``arith.fma_bf16_odd32`` (any
+        input); without it the plain binary32 sum (kernel32 checks the flags)."""
         if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
             return np.int64(0)
         if MIXED:
@@ -215,26 +213,22 @@ def _make_lane32(SOURCE_KEY):
             is_nan = mag > 0x7F800000
         else:
             flush = tininess if ftz else TINY_AFTER
-            if OP == OP_FMA and AE == 8 and SLOW:
-                p = decode(a, AE, AM, ftz) * decode(b, AE, AM, ftz)     # exact
-                z = decode(c, CE, CM, ftz)
-                v = f32_from_bits(odd32(zero_sign_fix(add_odd(p, z), p, z, mode == RM)))
+            x = decode32(a, AE, AM, ftz)
+            y = decode32(b, AE, AM, ftz)
+            if OP == OP_FMA and AE == 8 and WIDE:
+                # bf16 products can leave binary32's range: scaled where they may.
+                v = fma_bf16_odd32(x, y, decode32(c, CE, CM, ftz), mode == RM)
+            elif OP == OP_FMA:
+                # exact for f16; for bf16 unless the flags say otherwise (kernel32)
+                p32 = x * y
+                z32 = decode32(c, CE, CM, ftz)
+                v = zero_sign_fix32(add_odd32(p32, z32), p32, z32, mode == RM)
+            elif OP == OP_MUL:
+                v = x * y
+            elif OP == OP_ADD:
+                v = x + y
             else:
-                x = decode32(a, AE, AM, ftz)
-                y = decode32(b, AE, AM, ftz)
-                if OP == OP_FMA:
-                    # x * y is exact for f16; for bf16 unless it is tiny and inexact or
-                    # overflows, which raises a flag the kernel reads (it then redoes the block
-                    # with SLOW set).
-                    p32 = x * y
-                    z32 = decode32(c, CE, CM, ftz)
-                    v = zero_sign_fix32(add_odd32(p32, z32), p32, z32, mode == RM)
-                elif OP == OP_MUL:
-                    v = x * y
-                elif OP == OP_ADD:
-                    v = x + y
-                else:
-                    v = x - y
+                v = x - y
             mag, sign, is_nan = round_pack32(v, AE, mode, flush)
         bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and tininess == TINY_AFTER,
                              sat, relu, sat_mz, relu_mz, nan_bits)
@@ -245,7 +239,7 @@ def _make_lane32(SOURCE_KEY):
             bits = 0 if hit else bits
         return bits
 
-    return njit(lane32)
+    return njit(lane32, inline="always")
 
 
 @dataclass(frozen=True)
@@ -333,7 +327,7 @@ def lane_args(spec):
 
 
 def _lane32_args(spec):
-    """The constants ``lane32`` takes after (a, b, c) and before ``SLOW``."""
+    """The constants ``lane32`` takes after (a, b, c)."""
     (OP, MIXED, _, AE, AM, CE, CM, P, _, _, WIDTH, ONE, mode, *rest) = lane_args(spec)
     return (OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, *rest)
 
@@ -374,6 +368,7 @@ def _build32(spec):
     CSR = _MXCSR_DEFAULT | (_MXCSR_RC[spec.mode] << 13 if MIXED else 0)
     BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
     BLOCK = 1024
+    WIDE_RUN = 15
 
     def kernel32(a, b, c, out, start, stop):
         if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
@@ -382,29 +377,46 @@ def _build32(spec):
         b = b[start:stop]
         c = c[start:stop]
         o = out[start:stop]
+        # Unpacked by name: see _build.
+        (OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
+         relu_mz, oob_sign, oob_c, nan_bits) = K
         env = _fpenv_set(np.int32(CSR))
         if not BLOCKS:
             for i in range(o.size):
-                o[i] = lane32(a[i], b[i], c[i], *K, False)
+                o[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
+                              ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c,
+                              nan_bits, False)
         else:
-            # Blocks of BLOCK lanes: a vectorized binary32 pass, then, only when the block
-            # raised the overflow or underflow flag, the block again on the float64 route.  A
-            # bf16 lane's binary32 result can be wrong only when its product was tiny and
-            # inexact or overflowed, or its sum overflowed; exactly those raise the flags, and
-            # nothing else in the pass can (TwoSum's steps are exact, the rest is integer
-            # work), so the hardware's sticky flags answer for the block at no cost per lane.
+            # bf16 fma, by blocks of BLOCK lanes.  The plain binary32 pass is exact unless a
+            # product is tiny and inexact or overflows, or a sum overflows; exactly those raise
+            # the hardware's sticky underflow/overflow flags, and nothing else in the pass can
+            # (TwoSum's steps are exact, the rest is integer work).  A block that raised one is
+            # recomputed on the scaled lane (right on any input, about half as fast), and so
+            # are the next WIDE_RUN blocks without trying the plain pass first: inputs that
+            # leave binary32's range (random bits) are usually spread over the whole array.
+            wide_run = 0
             for s in range(0, o.size, BLOCK):
                 n = min(BLOCK, o.size - s)
                 ab = a[s:s + n]
                 bb = b[s:s + n]
                 cb = c[s:s + n]
                 ob = o[s:s + n]
-                _fpenv_set(np.int32(CSR))              # clears the flags
-                for i in range(n):
-                    ob[i] = lane32(ab[i], bb[i], cb[i], *K, False)
-                if _fpenv_set(np.int32(CSR)) & _MXCSR_OE_UE:
+                redo = wide_run > 0
+                if not redo:
+                    _fpenv_set(np.int32(CSR))              # clears the flags
                     for i in range(n):
-                        ob[i] = lane32(ab[i], bb[i], cb[i], *K, True)
+                        ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
+                                       ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
+                                       relu_mz, oob_sign, oob_c, nan_bits, False)
+                    if _fpenv_set(np.int32(CSR)) & _MXCSR_OE_UE:
+                        redo = True
+                        wide_run = WIDE_RUN + 1
+                if redo:
+                    wide_run -= 1
+                    for i in range(n):
+                        ob[i] = lane32(ab[i], bb[i], cb[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH,
+                                       ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
+                                       relu_mz, oob_sign, oob_c, nan_bits, True)
         _fpenv_leave(env)
 
     return jit_cached(kernel32, ("lane32", spec, SOURCE_KEY), nogil=True)
