@@ -1,0 +1,190 @@
+"""bf16 fma on inputs that leave binary32's range: the scaled binary32 lane
+(``arith.fma_bf16_odd32``, docs/semantics.md "Fast lane") against the float64 reference lane
+and the MPFR oracle.
+
+The kernel runs a block of 1,024 lanes on the plain binary32 sum and, when the block raised the
+underflow or overflow flag, on the scaled lane (and the 15 blocks after it too).  These tests
+give the scaled lane inputs aimed at each of its cases (product exponent sum S at the edges of
+-135 .. 125, half-scale products that overflow, tiny products next to near and far addends,
+subnormal addends, exact cancellation, specials), run it on every lane whatever the flags say,
+and run whole arrays through ``execute`` where clean and flagged blocks alternate.
+"""
+
+import dataclasses
+import zlib
+
+import numpy as np
+import pytest
+from numba import njit
+
+import oracle
+import ptxfp
+import vectors
+from ptxfp import kernels
+from ptxfp.execute import _form
+
+fast_available = kernels._X86 and kernels.HAVE_F16C
+needs_fast = pytest.mark.skipif(not fast_available, reason="the fast lane needs x86 with F16C")
+
+SPELLINGS = ["fma.rn.bf16", "fma.rz.bf16", "fma.rm.bf16", "fma.rp.bf16", "fma.rn.relu.bf16",
+             "fma.rn.oob.bf16", "fma.rn.oob.relu.bf16", "fma.rn.bf16x2", "fma.rm.bf16x2",
+             "fma.rn.relu.bf16x2"]
+SPECIALS = np.array([0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0x7FF7, 0xFFF7,
+                     0x0001, 0x8001, 0x007F, 0x0080, 0x7F7F, 0xFF7F], np.uint16)
+
+
+def _bits(rng, fields):
+    fields = np.clip(np.asarray(fields), 0, 255)
+    frac = rng.integers(0, 128, fields.size)
+    frac = np.where(fields == 255, frac & 0x3F, frac)  # mostly inf / quiet NaN at 255
+    return ((rng.integers(0, 2, fields.size) << 15) | (fields << 7) | frac).astype(np.uint16)
+
+
+def hard_mix(rng, n):
+    """bf16 fma operand bits (a, b, c) aimed at every case of the scaled lane."""
+    fa = rng.integers(0, 256, n)
+    # the exponent sum max(fa, 1) + max(fb, 1) - 254 near each edge, or anywhere
+    target = rng.choice([-136, -135, -134, -160, -252, 124, 125, 126, 127, 128, 129, 200, 254],
+                        n) + rng.integers(-2, 3, n)
+    fb = np.where(rng.integers(0, 4, n) == 0, rng.integers(0, 256, n),
+                  target + 254 - np.maximum(fa, 1))
+    a, b = _bits(rng, fa), _bits(rng, np.maximum(fb, 0))
+    kind = rng.integers(0, 6, n)
+    fc = np.select([kind == 0, kind == 1, kind == 2, kind == 3],
+                   [rng.integers(0, 256, n),               # anywhere
+                    rng.integers(0, 6, n),                 # subnormal or tiny
+                    rng.integers(248, 256, n),             # near overflow, inf, NaN
+                    107 + rng.integers(-2, 3, n)],         # near 2**-20 (near/far addend)
+                   rng.integers(0, 256, n))
+    c = _bits(rng, fc)
+    # kind 4, 5: c = -(a*b) rounded to bf16 (cancellation), or nudged from it
+    prod = vectors.to_float(a, vectors.BF16) * vectors.to_float(b, vectors.BF16)
+    with np.errstate(all="ignore"):
+        cancel = vectors.from_float(np.clip(-prod, -3.3e38, 3.3e38), vectors.BF16)
+    cancel = vectors.nudge(cancel, np.where(kind == 5, rng.integers(-2, 3, n), 0), vectors.BF16)
+    ok = np.isfinite(prod)
+    c = np.where((kind >= 4) & ok, cancel, c).astype(np.uint16)
+    # sprinkle the specials over every operand
+    for x in (a, b, c):
+        hit = rng.integers(0, 40, n) == 0
+        x[hit] = rng.choice(SPECIALS, int(hit.sum()))
+    return a, b, c
+
+
+def _pack(ops, lanes):
+    if lanes == 1:
+        return ops
+    return [(x[0::2].astype(np.uint32) | (x[1::2].astype(np.uint32) << 16)) for x in ops]
+
+
+def _wide_kernel(spec):
+    """A loop running the scaled lane on every lane of ``spec`` (lanes=1)."""
+    K = kernels._lane32_args(spec)
+    lane32 = kernels.lane32
+    enter, leave = kernels._fpenv_enter, kernels._fpenv_leave
+
+    @njit
+    def run(a, b, c, out):
+        (OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
+         relu_mz, oob_sign, oob_c, nan_bits) = K
+        env = enter()
+        for i in range(out.size):
+            out[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
+                            ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c,
+                            nan_bits, True)
+        leave(env)
+    return run
+
+
+def _reference(spelling, ops):
+    form = _form(spelling)
+    spec, _ = form.kernel()
+    one = dataclasses.replace(spec, lanes=1)
+    exp = np.empty_like(ops[0])
+    kernels.run_with(kernels._build(one), spec, ops[0], ops[1], ops[2], exp, exp.size)
+    return exp
+
+
+def _first_difference(spelling, ops, got, exp, what):
+    bad = np.nonzero(got != exp)[0]
+    if bad.size:
+        i = bad[0]
+        pytest.fail(f"{spelling}: {bad.size} of {got.size} differ from {what}; first: operands "
+                    + ", ".join(hex(int(x[i])) for x in ops)
+                    + f" got {int(got[i]):#x} expected {int(exp[i]):#x}")
+
+
+@needs_fast
+@pytest.mark.parametrize("spelling", [s for s in SPELLINGS if "x2" not in s])
+def test_scaled_lane_on_every_lane_equals_reference(spelling):
+    """The scaled lane alone (also on lanes the plain sum would take), on the hard mix, uniform
+    bits and normal values, against the float64 lane."""
+    rng = np.random.default_rng(zlib.crc32(spelling.encode()))
+    n = 30_000
+    a, b, c = hard_mix(rng, n)
+    u = [rng.integers(0, 1 << 16, n).astype(np.uint16) for _ in range(3)]
+    g = [vectors.from_float(rng.standard_normal(n), vectors.BF16).astype(np.uint16)
+         for _ in range(3)]
+    ops = [np.concatenate(x) for x in zip((a, b, c), u, g)]
+    spec = dataclasses.replace(_form(spelling).kernel()[0], lanes=1)
+    got = np.empty_like(ops[0])
+    _wide_kernel(spec)(ops[0], ops[1], ops[2], got)
+    _first_difference(spelling, ops, got, _reference(spelling, ops), "the float64 lane")
+
+
+@needs_fast
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_execute_on_mixed_blocks_equals_reference(spelling):
+    """Whole arrays through execute: runs of clean blocks (normal values), single flagged
+    lanes among them, whole flagged stretches (uniform bits, hard mix), so that plain blocks,
+    redone blocks and the wide runs after them all occur, against the float64 lane."""
+    ins = ptxfp.parse(spelling)
+    rng = np.random.default_rng(zlib.crc32(b"blocks" + spelling.encode()))
+    parts = []
+    for kind in ["normal", "one", "normal", "uniform", "normal", "hard", "normal", "one"] * 2:
+        m = int(rng.integers(1, 40)) * 512
+        if kind in ("normal", "one"):
+            ops = [vectors.from_float(rng.standard_normal(m), vectors.BF16).astype(np.uint16)
+                   for _ in range(3)]
+            if kind == "one":                  # one lane that overflows binary32
+                i = int(rng.integers(0, m))
+                ops[0][i], ops[1][i] = 0x7E00 | int(rng.integers(0, 128)), 0x7E10
+        elif kind == "uniform":
+            ops = [rng.integers(0, 1 << 16, m).astype(np.uint16) for _ in range(3)]
+        else:
+            ops = list(hard_mix(rng, m))
+        parts.append(ops)
+    ops = [np.concatenate(x) for x in zip(*parts)]
+    ops = _pack(ops, ins.lanes)
+    got = ptxfp.execute(spelling, *ops)
+    _first_difference(spelling, ops, got, _reference(spelling, ops), "the float64 lane")
+
+
+@needs_fast
+@pytest.mark.parametrize("spelling", ["fma.rn.bf16", "fma.rz.bf16", "fma.rm.bf16",
+                                      "fma.rp.bf16", "fma.rn.oob.relu.bf16", "fma.rp.bf16x2"])
+def test_hard_mix_against_oracle(spelling):
+    """execute on the hard mix (all of it flagged, so the scaled lane) against MPFR."""
+    ins = ptxfp.parse(spelling)
+    rng = np.random.default_rng(zlib.crc32(b"oracle" + spelling.encode()))
+    ops = _pack(list(hard_mix(rng, 4_000)), ins.lanes)
+    got = ptxfp.execute(spelling, *ops)
+    exp = oracle.compute_array(spelling, *ops)
+    _first_difference(spelling, ops, got, exp, "the oracle")
+
+
+@pytest.mark.slow
+@needs_fast
+@pytest.mark.parametrize("spelling", SPELLINGS[:7])
+def test_random_sweep_scaled_lane(spelling):
+    """The slow sweep: 2**24 uniform random triples and 2**24 hard-mix triples per spelling
+    through execute, against the float64 lane (in pieces of 2**22)."""
+    rng = np.random.default_rng(zlib.crc32(b"sweep" + spelling.encode()))
+    for piece in range(8):
+        m = 1 << 22
+        if piece % 2:
+            ops = list(hard_mix(rng, m))
+        else:
+            ops = [rng.integers(0, 1 << 16, m).astype(np.uint16) for _ in range(3)]
+        got = ptxfp.execute(spelling, *ops)
+        _first_difference(spelling, ops, got, _reference(spelling, ops), "the float64 lane")
