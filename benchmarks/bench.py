@@ -7,6 +7,8 @@ result included.  For the packed forms (.f16x2/.bf16x2) an element is one 32-bit
 lanes); their lane rate is twice that and is given too.
 
     python benchmarks/bench.py table     # single thread, 10M elements, all baselines
+    python benchmarks/bench.py dist      # single thread, 10M elements, three input
+                                         # distributions, roofline and torch peer per form
     python benchmarks/bench.py scaling   # all cores against one, per array size
     python benchmarks/bench.py sizes     # elements/s against array size (for the plot)
     python benchmarks/bench.py overhead  # microseconds per call on scalars and small arrays
@@ -36,6 +38,9 @@ FORMS = [
     "fma.rm.sat.f32.f16", "fma.rp.bf16", "sub.rn.bf16x2", "mul.rn.ftz.f16",
     "fma.rn.oob.relu.f16x2", "sub.rp.sat.f32.f16",
 ]
+#: forms of the per-distribution table (``dist``): the table's forms and every bf16 fma shape
+DIST_FORMS = FORMS + ["fma.rn.bf16", "fma.rn.bf16x2", "fma.rz.oob.bf16"]
+DISTRIBUTIONS = ["uniform", "normal", "hard"]
 PLOT_FORMS = ["add.rn.f16", "fma.rn.f16", "fma.rm.sat.f32.f16", "fma.rn.ftz.sat.f16x2"]
 SCALING_FORMS = ["add.rn.f16", "fma.rn.f16", "fma.rm.sat.f32.f16", "fma.rn.ftz.sat.f16x2"]
 SIZES = [1_000, 10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000]
@@ -209,6 +214,162 @@ def bench_table(args, res):
             f"{rate / v:7.2f}x {k.split()[0]}" for k, v in base.items())
             + f"   out=: {rate_out:.1f} Me/s", flush=True)
     res["table"] = {"n": n, "clock": args.clock, "threads": 1, "baselines": base, "rows": rows}
+
+
+# --- per input distribution: roofline and torch peer ----------------------------------------
+
+#: format -> (exponent bits, fraction bits, width)
+_LAYOUT = {"f16": (5, 10, 16), "bf16": (8, 7, 16), "f32": (8, 23, 32)}
+
+
+def hard_bits(fmt, n, rng):
+    """Bits of a hard mix in ``fmt``: exponent fields spread over the whole range (subnormals
+    and zeros included), a share near overflow and near the bottom (so that products are huge
+    and tiny), infinities and NaNs (0x7FF7 among them for the 16-bit formats), and normally
+    distributed values."""
+    E, M, W = _LAYOUT[fmt]
+    top = (1 << E) - 1
+    kind = rng.integers(0, 10, n)
+    field = np.select(
+        [kind < 4, kind == 4, kind == 5, kind == 6, kind == 7],
+        [rng.integers(0, top, n),                       # anywhere (finite)
+         np.zeros(n, np.int64),                         # subnormal or zero
+         rng.integers(max(top - 4, 1), top, n),         # near overflow
+         rng.integers(1, 5, n),                         # just above the subnormals
+         np.full(n, top)],                              # inf / NaN
+        rng.integers(top // 2 - 3, top // 2 + 3, n))    # about 1
+    frac = rng.integers(0, 1 << M, n, dtype=np.int64)
+    frac = np.where((kind == 7) & (rng.integers(0, 2, n) == 0), 0, frac)     # half of it inf
+    bits = (rng.integers(0, 2, n, dtype=np.int64) << (W - 1)) | (field << M) | frac
+    if W == 16:
+        oob = rng.integers(0, 200, n) == 0
+        bits = np.where(oob, 0x7FF7, bits)
+    return bits.astype(np.uint16 if W == 16 else np.uint32)
+
+
+def dist_operands(ins, n, rng, dist):
+    """Bits of each source operand of ``ins`` drawn from ``dist`` (uniform bit patterns, bits
+    of normally distributed values, or the hard mix); packed operands hold two lanes drawn
+    alike."""
+    if dist == "normal":
+        return operands(ins, n, rng)
+    ops = []
+    for fmt in ins.operand_formats:
+        base = fmt[:-2] if fmt.endswith("x2") else fmt
+        k = 2 if fmt.endswith("x2") else 1
+        if dist == "uniform":
+            W = _LAYOUT[base][2] * k
+            x = rng.integers(0, 1 << W, n, dtype=np.uint64).astype(
+                np.uint32 if W == 32 else np.uint16)
+        else:
+            x = hard_bits(base, n * k, rng)
+            if k == 2:
+                x = x.view(np.uint32)
+        ops.append(x)
+    return ops
+
+
+def _roofline_kernel():
+    from numba import njit
+
+    @njit(nogil=True, cache=True)
+    def touch2(a, b, out):
+        for i in range(out.size):
+            out[i] = a[i] ^ b[i]
+
+    @njit(nogil=True, cache=True)
+    def touch3(a, b, c, out):
+        for i in range(out.size):
+            out[i] = a[i] ^ b[i] ^ c[i]
+    return touch2, touch3
+
+
+def roofline_call(ops, out_dtype):
+    """The memory roofline of a form: a trivial Numba kernel that reads the same operand
+    arrays and writes a new result array of the form's dtype (allocation included, as in an
+    execute call)."""
+    touch2, touch3 = _roofline_kernel()
+    n = ops[0].size
+    if len(ops) == 2:
+        a, b = ops
+        return lambda: touch2(a, b, np.empty(n, out_dtype))
+    a, b, c = ops
+    return lambda: touch3(a, b, c, np.empty(n, out_dtype))
+
+
+def torch_peer(ins, ops):
+    """The nearest torch call on the same bits (one thread): ``torch.add`` for add/sub/mul,
+    ``torch.addcmul`` for fma, in the operands' dtype (packed words as their two lanes); the
+    mixed .f32 forms upcast the 16-bit operands to float32 first (inside the timed call).
+    Returns (callable, description) or None without torch."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}
+
+    def t16(x, fmt):
+        return torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(tdt[fmt])
+    lane_fmt = ins.lane_format
+    if ins.mixed:
+        a = t16(ops[0], lane_fmt)
+        c = torch.from_numpy(ops[-1].view(np.float32))
+        if ins.opcode == "fma":
+            b = t16(ops[1], lane_fmt)
+            return (lambda: torch.addcmul(c, a.float(), b.float())), \
+                "addcmul(c, a.float(), b.float())"
+        return (lambda: torch.add(a.float(), c)), "add(a.float(), c)"
+    ts = [t16(x, lane_fmt) for x in ops]
+    if ins.opcode == "fma":
+        a, b, c = ts
+        return (lambda: torch.addcmul(c, a, b)), f"addcmul ({lane_fmt})"
+    a, b = ts
+    return (lambda: torch.add(a, b)), f"add ({lane_fmt})"
+
+
+def bench_dist(args, res):
+    """Single thread, one size, each form on each input distribution: rate, bytes moved per
+    element, the roofline of the same arrays, the torch peer on the same bits, and NumPy's
+    float16 add on f16 bits of the same distribution."""
+    import ptxfp
+    set_threads(1)
+    n = args.n
+    rows = []
+    numpy_add = {}
+    for dist in DISTRIBUTIONS:
+        rng = np.random.default_rng(1)
+        f16 = dist_operands(ptxfp.parse("add.rn.f16"), n, rng, dist)
+        a, b = (x.view(np.float16) for x in f16)
+        with np.errstate(all="ignore"):
+            numpy_add[dist] = n / timeit(lambda: a + b, args.repeat, args.clock) / 1e6
+        print(f"  numpy f16 add on {dist:8s} {numpy_add[dist]:10.1f} Me/s", flush=True)
+    for form in args.forms:
+        ins = ptxfp.parse(form)
+        for dist in DISTRIBUTIONS:
+            rng = np.random.default_rng(2)
+            ops = dist_operands(ins, n, rng, dist)
+            got = ptxfp.execute(form, *[x[:1000] for x in ops])
+            moved = sum(x.itemsize for x in ops) + got.itemsize
+            rate = n / timeit(lambda: ptxfp.execute(form, *ops), args.repeat, args.clock) / 1e6
+            roof = n / timeit(roofline_call(ops, got.dtype), args.repeat, args.clock) / 1e6
+            peer = torch_peer(ins, ops)
+            trate = None
+            if peer is not None:
+                with np.errstate(all="ignore"):
+                    trate = n / timeit(peer[0], args.repeat, args.clock) / 1e6
+            row = {"form": form, "dist": dist, "Me/s": rate, "lanes": ins.lanes,
+                   "bytes/elem": moved, "roofline Me/s": roof, "x roofline": rate / roof,
+                   "torch peer": peer[1] if peer else None, "torch Me/s": trate,
+                   "x torch": rate / trate if trate else None,
+                   "x numpy f16 add": rate / numpy_add[dist]}
+            rows.append(row)
+            print(f"  {form:24s} {dist:8s} {rate:9.1f} Me/s  {moved:2d} B/e  "
+                  f"{rate / roof:5.2f}x roofline ({roof:.0f})  "
+                  + (f"{rate / trate:5.2f}x torch {peer[1]} ({trate:.0f})  " if trate else "")
+                  + f"{rate / numpy_add[dist]:6.1f}x numpy", flush=True)
+    res["dist"] = {"n": n, "clock": args.clock, "threads": 1, "numpy f16 add": numpy_add,
+                   "rows": rows, "ptxfp": os.path.dirname(ptxfp.__file__),
+                   "reference": os.environ.get("PTXFP_REFERENCE", "")}
 
 
 def bench_sizes(args, res, threads_list=(1,)):
@@ -439,6 +600,28 @@ def report(res):
                                                      f"{v:.0f} Me/s" for v in base.values())
                      + " |")
         lines.append("")
+    if "dist" in res:
+        d = res["dist"]
+        lines.append(f"Single thread, {d['n']:,} elements, clock: {d['clock']}; per input "
+                     "distribution: Me/s (x roofline, x torch peer); the worst distribution "
+                     "as a share of the best.\n")
+        lines.append("| form | B/elem | " + " | ".join(DISTRIBUTIONS) + " | worst/best | torch peer |")
+        lines.append("|---|---|" + "---|" * (len(DISTRIBUTIONS) + 2))
+        forms = sorted({r["form"] for r in d["rows"]}, key=[r["form"] for r in d["rows"]].index)
+        for f in forms:
+            rs = {r["dist"]: r for r in d["rows"] if r["form"] == f}
+            cells = []
+            for k in DISTRIBUTIONS:
+                r = rs[k]
+                t = f", {r['x torch']:.2f}" if r.get("x torch") else ""
+                cells.append(f"{r['Me/s']:.0f} ({r['x roofline']:.2f}{t})")
+            rates = [rs[k]["Me/s"] for k in DISTRIBUTIONS]
+            any_r = rs[DISTRIBUTIONS[0]]
+            lines.append(f"| `{f}` | {any_r['bytes/elem']} | " + " | ".join(cells)
+                         + f" | {min(rates) / max(rates):.2f} | {any_r.get('torch peer') or ''} |")
+        lines.append("| *numpy f16 add* | 6 | " + " | ".join(
+            f"{d['numpy f16 add'][k]:.0f}" for k in DISTRIBUTIONS) + " | | |")
+        lines.append("")
     if "scaling" in res:
         sc = res["scaling"]
         forms = sorted({r["form"] for r in sc["rows"]}, key=[r["form"] for r in sc["rows"]].index)
@@ -487,13 +670,14 @@ def report(res):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("what", choices=["table", "scaling", "sizes", "overhead", "startup", "plot",
-                                    "report", "all"])
+    p.add_argument("what", choices=["table", "dist", "scaling", "sizes", "overhead", "startup",
+                                    "plot", "report", "all"])
     p.add_argument("--n", type=int, default=10_000_000, help="array size of the table")
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                    help="clock of the single-thread runs")
-    p.add_argument("--forms", type=lambda s: s.split(","), default=FORMS)
+    p.add_argument("--forms", type=lambda s: s.split(","), default=None,
+                   help="forms of 'table' and 'dist' (default: FORMS, DIST_FORMS)")
     p.add_argument("--plot-forms", type=lambda s: s.split(","), default=PLOT_FORMS)
     p.add_argument("--scaling-forms", type=lambda s: s.split(","), default=SCALING_FORMS)
     p.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")],
@@ -504,6 +688,7 @@ def main(argv=None):
     p.add_argument("--json", help="write (or, for 'plot', read) the results here")
     p.add_argument("--plot", help="PNG to draw elements/s against size into")
     args = p.parse_args(argv)
+    forms_given = args.forms
 
     if args.what in ("plot", "report"):
         with open(args.json) as f:
@@ -520,10 +705,17 @@ def main(argv=None):
         old.update(res)
         res = old
     print(json.dumps(res["machine"], indent=1))
-    steps = {"table": [bench_table], "scaling": [bench_scaling],
+    def with_forms(step, default):
+        def run(a, r):
+            a.forms = forms_given or default
+            step(a, r)
+        run.__name__ = step.__name__
+        return run
+    table, dist = with_forms(bench_table, FORMS), with_forms(bench_dist, DIST_FORMS)
+    steps = {"table": [table], "dist": [dist], "scaling": [bench_scaling],
              "sizes": [lambda a, r: bench_sizes(a, r, (1, None))],
              "overhead": [bench_overhead], "startup": [bench_startup],
-             "all": [bench_startup, bench_overhead, bench_table, bench_scaling,
+             "all": [bench_startup, bench_overhead, table, dist, bench_scaling,
                      lambda a, r: bench_sizes(a, r, (1, None))]}[args.what]
     for step in steps:
         print(f"== {getattr(step, '__name__', 'sizes')}", flush=True)
