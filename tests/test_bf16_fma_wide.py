@@ -177,10 +177,10 @@ def test_hard_mix_against_oracle(spelling):
 @needs_fast
 @pytest.mark.parametrize("spelling", SPELLINGS[:7])
 def test_random_sweep_scaled_lane(spelling):
-    """The slow sweep: 2**24 uniform random triples and 2**24 hard-mix triples per spelling
+    """The slow sweep: 2**25 uniform random triples and 2**25 hard-mix triples per spelling
     through execute, against the float64 lane (in pieces of 2**22)."""
     rng = np.random.default_rng(zlib.crc32(b"sweep" + spelling.encode()))
-    for piece in range(8):
+    for piece in range(16):
         m = 1 << 22
         if piece % 2:
             ops = list(hard_mix(rng, m))
