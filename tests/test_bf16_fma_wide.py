@@ -58,8 +58,8 @@ def hard_mix(rng, n):
                    rng.integers(0, 256, n))
     c = _bits(rng, fc)
     # kind 4, 5: c = -(a*b) rounded to bf16 (cancellation), or nudged from it
-    prod = vectors.to_float(a, vectors.BF16) * vectors.to_float(b, vectors.BF16)
     with np.errstate(all="ignore"):
+        prod = vectors.to_float(a, vectors.BF16) * vectors.to_float(b, vectors.BF16)
         cancel = vectors.from_float(np.clip(-prod, -3.3e38, 3.3e38), vectors.BF16)
     cancel = vectors.nudge(cancel, np.where(kind == 5, rng.integers(-2, 3, n), 0), vectors.BF16)
     ok = np.isfinite(prod)
