@@ -44,7 +44,8 @@ def hard_mix(rng, n):
     """bf16 fma operand bits (a, b, c) aimed at every case of the scaled lane."""
     fa = rng.integers(0, 256, n)
     # the exponent sum max(fa, 1) + max(fb, 1) - 254 near each edge, or anywhere
-    target = rng.choice([-136, -135, -134, -160, -252, 124, 125, 126, 127, 128, 129, 200, 254],
+    target = rng.choice([-136, -135, -134, -128, -127, -126, -160, -252, 124, 125, 126, 127, 128,
+                         129, 200, 254],
                         n) + rng.integers(-2, 3, n)
     fb = np.where(rng.integers(0, 4, n) == 0, rng.integers(0, 256, n),
                   target + 254 - np.maximum(fa, 1))

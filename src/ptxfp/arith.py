@@ -221,13 +221,15 @@ def zero_sign_fix32(r, x, y, round_down):
 # 2**(S + 2), where S = max(ea, 1) + max(eb, 1) - 254 (ea, eb: the exponent fields).  So it is
 # an exact binary32 when -135 <= S <= 125.  Above (S >= 126) the lane works at half scale:
 # x/2 * y and z/2 are exact there, and doubling the sum's proxy is exact or overflows exactly
-# when the exact result overflows.  Below (S <= -136) the product is formed exactly at 2**120
-# times its size and brought back rounded to odd on binary32's fixed subnormal grid; adding z
-# (a multiple of 2**-133) to that commutes with the rounding, so the sum is still the exact
-# sum's proxy.
+# when the exact result overflows.  Below (S <= -127) the product is formed exactly at 2**120
+# times its size and brought back rounded to odd on binary32's fixed grid 2**-149 (subnormals
+# and the first normal binade); adding z (a multiple of 2**-133) to that commutes with the
+# rounding, so the sum is still the exact sum's proxy.  The tiny case starts at -127 rather
+# than -136 so that no product is a subnormal binary32: the vector unit runs an operation with
+# a subnormal operand or result far more slowly (microcode), on the whole vector.
 
 _FIELD_MIN_HUGE = 126 + 254          # S >= 126: the product may leave binary32's range
-_FIELD_MAX_TINY = -136 + 254         # S <= -136: the product may be below binary32's grid
+_FIELD_MAX_TINY = -127 + 254         # S <= -127: the product may be below 2**-126 (or subnormal)
 
 
 def _f32c(v):
@@ -284,7 +286,7 @@ def fma_bf16_odd32(typingctx, x, y, z, round_down):
         m = builder.or_(builder.and_(pb, c(0x7FFFFF)),
                         sel(builder.icmp_unsigned("==", fp, c(0)), c(0), c(0x800000)))
         sh = builder.sub(c(121), sel(builder.icmp_unsigned("<", fp, c(1)), c(1), fp))
-        sh = sel(builder.icmp_unsigned(">", sh, c(31)), c(31), sh)   # tiny: sh >= 9
+        sh = sel(builder.icmp_unsigned(">", sh, c(31)), c(31), sh)   # tiny: sh >= 0
         kept = builder.lshr(m, sh)
         sticky = builder.zext(builder.icmp_unsigned("!=", builder.shl(kept, sh), m), i32)
         odd = builder.or_(builder.and_(pb, c(-0x80000000)), builder.or_(kept, sticky))
