@@ -226,7 +226,7 @@ def zero_sign_fix32(r, x, y, round_down):
 # and the first normal binade); adding z (a multiple of 2**-133) to that commutes with the
 # rounding, so the sum is still the exact sum's proxy.  The tiny case starts at -127 rather
 # than -136 so that no product is a subnormal binary32: the vector unit runs an operation with
-# a subnormal operand or result far more slowly (microcode), on the whole vector.
+# a subnormal operand or result far more slowly, on the whole vector (docs/performance.md).
 
 _FIELD_MIN_HUGE = 126 + 254          # S >= 126: the product may leave binary32's range
 _FIELD_MAX_TINY = -127 + 254         # S <= -127: the product may be below 2**-126 (or subnormal)
