@@ -15,6 +15,7 @@ and reading ``canonical_nan16`` / ``canonical_nan32`` gives the value while it i
 from __future__ import annotations
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
@@ -116,12 +117,24 @@ class Policy:
         return self.canonical_nan_f32
 
 
-POLICY = Policy()
+#: The default policy, in force wherever no ``using(...)`` block is active.  ``using`` never
+#: rebinds this name: the policy in force is per thread and per asyncio task (a ContextVar),
+#: read with :func:`current` (``ptxfp.POLICY`` and ``ptxfp.policy.POLICY`` resolve to it).
+DEFAULT = Policy()
+
+_current: ContextVar[Policy] = ContextVar("ptxfp_policy", default=DEFAULT)
 
 
 def current() -> Policy:
-    """The policy in force now."""
-    return POLICY
+    """The policy in force now, in this thread / asyncio task."""
+    return _current.get()
+
+
+def __getattr__(name: str) -> Policy:
+    # ptxfp.policy.POLICY is read live, like ptxfp.POLICY: the policy of the current context.
+    if name == "POLICY":
+        return _current.get()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def changed(pol: Policy, **changes: Any) -> Policy:
@@ -137,11 +150,13 @@ def changed(pol: Policy, **changes: Any) -> Policy:
 
 @contextmanager
 def using(**changes: Any) -> Iterator[Policy]:
-    """Run a block under a policy with some fields changed (for probes and experiments)."""
-    global POLICY
-    saved = POLICY
-    POLICY = changed(saved, **changes)
+    """Run a block under a policy with some fields changed (for probes and experiments).
+
+    The change is seen only in the thread or asyncio task that runs the block (and in tasks
+    it starts inside it), so two threads can use different policies at once."""
+    pol = changed(_current.get(), **changes)
+    token = _current.set(pol)
     try:
-        yield POLICY
+        yield pol
     finally:
-        POLICY = saved
+        _current.reset(token)
