@@ -655,8 +655,8 @@ class _Checker:
                      "spelling-only")
 
     def declarations(self):
-        regs = self.prog.registers
-        for name, d in regs.items():
+        # one finding per declaration: a range %h<N> is one declaration (as ptxas says it)
+        for _, _, d in self.prog.registers.entries():
             if d.type in ("bf16", "bf16x2"):
                 msg = f"Parsing error near '.{d.type}': syntax error"
                 self.add("error", d.line, d.col, msg + f" (ptxas has no .{d.type} registers; "
@@ -770,7 +770,7 @@ class _Checker:
             severity = "warning"             # declares registers, but not this one
         else:
             return None
-        pool = list(p.registers)
+        pool = p.registers.candidates(name)          # bounded, whatever the ranges declare
         if cls is not None:
             fit = [r for r in pool if p.registers[r].type in OPERAND_CLASSES[cls]]
             close = difflib.get_close_matches(name, fit, n=1, cutoff=0.4)

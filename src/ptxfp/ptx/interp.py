@@ -144,14 +144,13 @@ class _Prog:
             fn = funcs[0]
             self.function = fn
             self.statements = list(fn.body)
-            self.declared = {n: d for n, d in prog.registers.items()}
-            self.declared.update(fn.registers)
+            self.declared = _Chain(fn.registers, prog.registers)     # the function's first
             self.params = {p.name: p for p in fn.params}
             labels = fn.labels
         else:
             self.function = None
             self.statements = list(prog.statements)
-            self.declared = dict(prog.registers)
+            self.declared = prog.registers
             self.params = {}
             labels = prog.labels
         # label -> index of the first statement after it
@@ -179,10 +178,10 @@ class _Prog:
             d = self.declared.get(name)
         if d is None or d.space != "reg":
             return name
-        k = self._keys.get(id(d))
+        k = self._keys.get((id(d), name))             # one Decl serves a whole range %r<N>
         if k is None:
             k = name if name not in self.decl_of else f"{name}@{d.line}:{d.col}"
-            self._keys[id(d)] = k
+            self._keys[(id(d), name)] = k
             self.decl_of[k] = d
             if d.type in WIDTH:
                 self.width[k] = WIDTH[d.type]
@@ -251,6 +250,21 @@ class _Prog:
         raise InterpError(
             f"register '{name}' is {have}-bit ({'.' + self.rtype.get(name, '?')}), "
             f"used here as .{typ} ({w}-bit)", reg.line or line, reg.col or col)
+
+
+class _Chain:
+    """Look a name up in several tables (reader.Names), the first that has it wins."""
+    __slots__ = ("tables",)
+
+    def __init__(self, *tables):
+        self.tables = tables
+
+    def get(self, name, default=None):
+        for t in self.tables:
+            d = t.get(name)
+            if d is not None:
+                return d
+        return default
 
 
 @dataclass

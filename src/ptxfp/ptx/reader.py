@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import re
 import struct
+from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import PtxfpError
 
 __all__ = [
     "read", "Program", "Function", "Param", "Decl", "Instr", "Reg", "Imm", "Vec", "Addr",
-    "Pred", "Scope", "PtxSyntaxError", "MODES",
+    "Pred", "Scope", "Names", "PtxSyntaxError", "MODES",
 ]
 
 MODES = ("auto", "spelling", "snippet", "module")
@@ -145,6 +147,141 @@ class Decl:
     array: tuple = ()             #: array dimensions, e.g. (16,)
 
 
+class Names(Mapping):
+    """Declared names -> Decl, as a read-only mapping in declaration order, where a range
+    declaration (``.reg .b16 %h<1000000000>;``) is kept as one entry and a name of it is made
+    only when asked for: looking a name up costs its length, not the range's size.
+
+    Like ``dict.setdefault``, the first declaration of a name wins.  Iterating (and ``len``)
+    walks every name, so it costs the size of the ranges; :meth:`entries` gives the
+    declarations themselves and :meth:`candidates` a bounded sample for suggestions."""
+    __slots__ = ("_one", "_ranges", "_order", "_seq", "_digits")
+
+    def __init__(self):
+        self._one = {}            # name -> (seq, Decl)
+        self._ranges = {}         # prefix -> ([count, ...] strictly increasing, [(seq, Decl)])
+        self._order = []          # (seq, name or prefix, count or None, Decl)
+        self._seq = 0
+        self._digits = 0          # digits of the largest count
+
+    # -- building
+    def setdefault(self, name, decl):
+        """Declare one name (unless declared already); return the Decl in force."""
+        have = self.get(name)
+        if have is not None:
+            return have
+        self._seq += 1
+        self._one[name] = (self._seq, decl)
+        self._order.append((self._seq, name, None, decl))
+        return decl
+
+    def add_range(self, prefix, count, decl):
+        """Declare ``prefix0`` .. ``prefix{count-1}`` (names declared already keep theirs)."""
+        if count <= 0:
+            return
+        counts, entries = self._ranges.setdefault(prefix, ([], []))
+        if counts and counts[-1] >= count:
+            return                                  # every name is declared already
+        self._seq += 1
+        counts.append(count)
+        entries.append((self._seq, decl))
+        self._order.append((self._seq, prefix, count, decl))
+        self._digits = max(self._digits, len(str(count)))
+
+    # -- reading
+    def _find(self, name):
+        """(seq, Decl) of the declaration in force for ``name``, or None."""
+        best = self._one.get(name)
+        if self._ranges and type(name) is str:
+            i = n = len(name)
+            while i > 0 and "0" <= name[i - 1] <= "9":
+                i -= 1
+            for j in range(max(i, n - self._digits), n):
+                if name[j] == "0" and j != n - 1:
+                    continue                        # %r01 is not a name of %r<..>
+                hit = self._ranges.get(name[:j])
+                if hit is None:
+                    continue
+                counts, entries = hit
+                k = bisect_right(counts, int(name[j:]))
+                if k < len(counts) and (best is None or entries[k][0] < best[0]):
+                    best = entries[k]
+        return best
+
+    def get(self, name, default=None):
+        hit = self._find(name)
+        return default if hit is None else hit[1]
+
+    def __getitem__(self, name):
+        hit = self._find(name)
+        if hit is None:
+            raise KeyError(name)
+        return hit[1]
+
+    def __contains__(self, name):
+        return self._find(name) is not None
+
+    def __bool__(self):
+        return bool(self._order)
+
+    def __iter__(self):
+        for seq, name, count, _ in self._order:
+            if count is None:
+                yield name
+                continue
+            for k in range(count):
+                full = name + str(k)
+                if self._find(full)[0] == seq:
+                    yield full
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def entries(self):
+        """The declarations in order: (name or prefix, count or None, Decl)."""
+        return [(name, count, decl) for _, name, count, decl in self._order]
+
+    def size_bound(self):
+        """At least the number of names (cheap: the counts added up)."""
+        return sum(1 if c is None else c for _, _, c, _ in self._order)
+
+    def candidates(self, near=None, limit=1000):
+        """Every name when there are at most ``limit``; else a bounded sample in declaration
+        order: the single names, and of each range its first names and those numbered
+        around the number ``near`` ends in (for "did you mean" hints)."""
+        if self.size_bound() <= limit:
+            return list(self)
+        num = None
+        if near:
+            i = len(near)
+            while i > 0 and "0" <= near[i - 1] <= "9":
+                i -= 1
+            if i < len(near) and len(near) - i <= self._digits:
+                num = int(near[i:])
+        out, seen = [], set()
+        for seq, name, count, _ in self._order:
+            if count is None:
+                ks = [None]
+            else:
+                ks = list(range(min(count, 20)))
+                if num is not None:
+                    ks += range(max(0, num - 20), min(count, num + 21))
+            for k in ks:
+                full = name if k is None else name + str(k)
+                if full not in seen and self._find(full)[0] == seq:
+                    seen.add(full)
+                    out.append(full)
+                    if len(out) >= limit:
+                        return out
+        return out
+
+    def __repr__(self):
+        parts = [name if count is None else f"{name}<{count}>"
+                 for _, name, count, _ in self._order[:8]]
+        more = ", ..." if len(self._order) > 8 else ""
+        return f"Names({', '.join(parts)}{more})"
+
+
 class Scope:
     """Names declared in one block (``{ ... }``), with the enclosing block as ``parent``: PTX
     scopes ``.reg`` declarations by block, and nvcc's inline-asm blocks reuse names."""
@@ -152,7 +289,7 @@ class Scope:
 
     def __init__(self, parent=None):
         self.parent = parent
-        self.names = {}
+        self.names = Names()
 
     def lookup(self, name):
         s = self
@@ -164,7 +301,7 @@ class Scope:
         return None
 
     def __repr__(self):
-        return f"Scope({sorted(self.names)})"
+        return f"Scope({self.names!r})"
 
 
 @dataclass
@@ -217,7 +354,7 @@ class Function:
     col: int = 0
     linkage: str | None = None     #: 'visible' | 'extern' | 'weak' | None
     has_body: bool = True
-    registers: dict = field(default_factory=dict)  #: .reg declared inside this function
+    registers: Names = field(default_factory=lambda: Names())  #: .reg declared in this function
     labels: dict = field(default_factory=dict)     #: label -> (line, col)
 
 
@@ -234,8 +371,8 @@ class Program:
     address_size_pos: tuple | None = None
     functions: list = field(default_factory=list)
     statements: list = field(default_factory=list)   #: every Instr in source order
-    registers: dict = field(default_factory=dict)    #: name -> Decl, from .reg declarations
-    variables: dict = field(default_factory=dict)    #: other state spaces (.shared, .global...)
+    registers: Names = field(default_factory=lambda: Names())  #: name -> Decl, from .reg
+    variables: Names = field(default_factory=lambda: Names())  #: other spaces (.shared ...)
     labels: dict = field(default_factory=dict)       #: label -> (line, col)
     directives: list = field(default_factory=list)   #: other directives: (name, line, col)
     scope: Scope = field(default_factory=Scope, repr=False)  #: the outermost scope
@@ -289,6 +426,11 @@ def _describe(tok):
     return f"'{tok.text}'"
 
 
+#: the longest number token read (Python's int() refuses more than 4300 digits; no PTX number
+#: needs more than a few dozen)
+MAX_NUMBER_DIGITS = 1000
+
+
 def tokenize(text):
     toks = []
     pos, line, line_start = 0, 1, 0
@@ -331,6 +473,10 @@ def tokenize(text):
                 nl = True
             pos = end + 2
             continue
+        if kind == "num" and m.end() - pos > MAX_NUMBER_DIGITS:
+            raise PtxSyntaxError(f"syntax error near '{text[pos:pos + 12]}...': a number of "
+                                 f"{m.end() - pos} characters (at most {MAX_NUMBER_DIGITS})",
+                                 line, col, text[pos:m.end()])
         toks.append(Tok(kind, m.group(), line, col, pos, m.end(), nl))
         nl = False
         pos = m.end()
@@ -607,16 +753,20 @@ class _Parser:
             break
         self.expect(";", f"expected ';' after '{sp.text}' declaration")
         for n, count, dims in names:
-            expanded = [n.text] if count is None else [f"{n.text}{k}" for k in range(count)]
-            for name in expanded:
-                d = Decl(typ, n.line, n.col, space, vector, dims)
-                self.scope.names.setdefault(name, d)
-                if space == "reg" and into is None:
-                    self.prog.registers.setdefault(name, d)
-                    if self.func is not None:
-                        self.func.registers.setdefault(name, d)
+            # a range %r<N> stays one entry of each table (Names): no name is made up front
+            d = Decl(typ, n.line, n.col, space, vector, dims)
+            tables = [self.scope.names]
+            if space == "reg" and into is None:
+                tables.append(self.prog.registers)
+                if self.func is not None:
+                    tables.append(self.func.registers)
+            else:
+                tables.append(into if into is not None else self.prog.variables)
+            for table in tables:
+                if count is None:
+                    table.setdefault(n.text, d)
                 else:
-                    (into if into is not None else self.prog.variables).setdefault(name, d)
+                    table.add_range(n.text, count, d)
 
     # -- functions
     def function(self):
