@@ -10,7 +10,7 @@ The public API (signatures, operand and dtype rules, errors, policies) is in doc
 from __future__ import annotations
 
 from . import isa, policy
-from .errors import FormatError, OperandError, PtxfpError, SpellingError
+from .errors import FormatError, OperandError, PtxfpError, ResourceError, SpellingError
 from .execute import execute
 from .cvt import convert
 from .ptx.interp import run
@@ -24,7 +24,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "execute", "parse", "to_bits", "from_bits", "Instruction", "Policy", "POLICY",
-    "PtxfpError", "SpellingError", "OperandError", "FormatError", "isa", "policy",
+    "PtxfpError", "SpellingError", "OperandError", "FormatError", "ResourceError", "isa",
+    "policy",
     "convert",
     "run",
     "check", "Report", "Diagnostic",

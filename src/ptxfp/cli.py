@@ -15,7 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from .errors import PtxfpError
+from .errors import PtxfpError, ResourceError
+from .limits import check_bytes
 
 PROG = "ptxfp"
 
@@ -373,10 +374,17 @@ def _group_sets(items):
 def _memory_arg(text):
     if text is None:
         return None
-    if re.fullmatch(r"\d+", text):
-        return bytes(int(text))
-    if re.fullmatch(r"0x[0-9a-fA-F]+", text):
-        return bytes(int(text, 16))
+    size = None
+    if re.fullmatch(r"\d{1,40}", text):
+        size = int(text)
+    elif re.fullmatch(r"0x[0-9a-fA-F]{1,32}", text):
+        size = int(text, 16)
+    elif re.fullmatch(r"\d+|0x[0-9a-fA-F]+", text):
+        raise CliError(f"--memory {text[:20]}...: a size of {len(text)} digits is more memory "
+                       "than any machine has")
+    if size is not None:
+        check_bytes(size, "--memory", text)
+        return bytes(size)
     try:
         with open(text, "rb") as f:
             return f.read()
@@ -446,8 +454,13 @@ def cmd_run(args, out):
                        f"before it is set: give it with --set {first.name}=VALUE"
                        + (f" (also needed: {', '.join(missing[1:])})" if missing[1:] else ""))
     memory = _memory_arg(args.memory)
-    with _in_file(name):
-        res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
+    try:
+        with _in_file(name):
+            res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
+    except ResourceError as e:
+        if e.option == "threads" and args.threads is not None:   # say it as the option
+            raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") from None
+        raise
     names = list(res.registers)
     if args.json:
         regs = {}
@@ -879,6 +892,11 @@ def main(argv=None):
         return 2
     except BrokenPipeError:                       # e.g. piped into head
         return 0
+    except (MemoryError, RecursionError) as e:    # past every size check: still one line
+        what = "out of memory" if isinstance(e, MemoryError) else "input nested too deeply"
+        print(f"{PROG}: error: {what} (the input asks for more than this machine can hold)",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

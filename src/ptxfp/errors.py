@@ -29,3 +29,17 @@ class OperandError(PtxfpError):
 
 class FormatError(PtxfpError):
     """An unknown format name, or values that do not fit the format at the edge helpers."""
+
+
+class ResourceError(PtxfpError):
+    """A request for more memory than the machine has: ``option`` names what asked (an option
+    such as ``threads``, or an operand), ``size`` its value, ``need``/``have`` bytes."""
+
+    def __init__(self, message: str, *, option: str | None = None, size: object = None,
+                 need: int | None = None, have: int | None = None) -> None:
+        super().__init__(message)
+        self.option = option
+        self.size = size
+        self.need = need
+        self.have = have
+        self.rule = "too-large"

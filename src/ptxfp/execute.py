@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import kernels, policy
 from .errors import OperandError
 from .formats import (DTYPE_SPELLING, FORMATS, F32, PACKED, is_float_dtype, lane_of)
+from .limits import check_bytes
 from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
 from .spelling import Instruction, parse
 
@@ -430,6 +431,9 @@ def broadcast(spelling: str, names: Sequence[str], arrays: Sequence[NDArray[Any]
         n = 1
         for d in shape:
             n *= d
+    # the broadcast copies and the result, weighed before they are made
+    check_bytes(n * 4 * (len(arrays) + 1), f"operands of '{spelling}'",
+                f"(broadcast shape {tuple(shape)}, {n} elements)")
     return [_flat(a, shape, n) for a in arrays], shape, n, scalar
 
 

@@ -32,6 +32,7 @@ from typing import Iterable
 
 from .. import isa, isa_cvt
 from ..errors import SpellingError
+from ..limits import guarded
 from ..spelling import parse
 from . import opcodes
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
@@ -811,6 +812,7 @@ def check_program(prog, *, target=None, version=None, strict=None):
                   target=c.target, kind=prog.kind, unmodeled_counts=c.unmodeled_counts)
 
 
+@guarded("check")
 def check(text: str, *, target: str | None = None, version: str | tuple[int, int] | None = None,
           strict: bool | None = None, mode: str = "auto") -> Report:
     """Check PTX text as ptxas 13.0 would; return a :class:`Report` (a list of Diagnostics).

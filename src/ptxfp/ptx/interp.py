@@ -51,6 +51,7 @@ from ..cvt import parse_cvt
 from ..cvt import convert as _convert
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..execute import execute as _execute
+from ..limits import check_bytes, guarded
 from ..spelling import parse as _parse_arith
 from .reader import Addr, Imm, Reg, Vec, read
 
@@ -1005,6 +1006,7 @@ def _needed(prog):
     return out
 
 
+@guarded("run")
 def prepare(text, *, entry=None):
     """Read and compile `text` once: the result can be given to :func:`run`,
     :func:`run_detailed` and :func:`inputs_needed` in place of the text.  Its ``types`` maps
@@ -1024,13 +1026,28 @@ def _memory(memory):
     if memory is None:
         return None
     if isinstance(memory, (bytes, bytearray, memoryview)):
-        return np.frombuffer(bytes(memory), np.uint8).copy()
+        mv = memoryview(memory).cast("B") if isinstance(memory, memoryview) else memory
+        check_bytes(len(mv), "memory", f"({len(mv)} bytes)", " for its copy")
+        return np.frombuffer(mv, np.uint8).copy()
+    if isinstance(memory, (str, numbers.Number)):
+        raise OperandError("memory must be bytes or a uint8 array, got "
+                           f"{type(memory).__name__}")
     arr = np.asarray(memory)
     if arr.dtype != np.uint8:
         raise OperandError(f"memory must be bytes or a uint8 array, got {arr.dtype}")
+    check_bytes(arr.size, "memory", f"({arr.size} bytes)", " for its copy")
     return arr.reshape(-1).copy()
 
 
+def _thread_bytes(prog):
+    """Bytes one thread costs: each register's bits and its 'set' flag (and a copy made
+    while writing it), the parameters, and the temporaries of one instruction."""
+    regs = sum(_DTYPE[w](0).nbytes * 2 + 1 for w in prog.width.values())
+    params = sum(t[1] for t in prog.param_type.values())
+    return regs + params + 64
+
+
+@guarded("run")
 def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
                  entry: str | None = None) -> RunResult:
@@ -1064,10 +1081,16 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                                    f"another input {n}")
             n = bits.size
     if threads is not None:
+        if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) \
+                or threads < 1:
+            raise OperandError(f"threads={threads!r}: the thread count must be an int >= 1")
         if n is not None and n != threads:
             raise OperandError(f"threads={threads} but the inputs have {n} values")
         n = int(threads)
     n = 1 if n is None else n
+    per = _thread_bytes(prog)
+    check_bytes(n * per, "threads", f"({n})",
+                f" ({per} bytes a thread for {len(prog.width)} registers)")
     ready = {}
     for name, (kind, bits, extra) in staged.items():
         full = np.broadcast_to(bits.reshape(-1) if bits.ndim else bits, (n,)).copy()

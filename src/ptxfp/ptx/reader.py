@@ -431,6 +431,10 @@ def _describe(tok):
 MAX_NUMBER_DIGITS = 1000
 
 
+#: how deep vector operands may nest ({a, {b, c}}: 2); PTX itself nests one level
+MAX_NESTING = 32
+
+
 def tokenize(text):
     toks = []
     pos, line, line_start = 0, 1, 0
@@ -930,11 +934,16 @@ class _Parser:
             return Vec(items, first.line, first.col, "|")
         return first
 
+    depth = 0                                             #: vector operands open now
+
     def simple_operand(self):
         t = self.tok
         if t.kind == "punct" and t.text in "{(":
+            if self.depth >= MAX_NESTING:
+                self.error(t, f"vector operands nested more than {MAX_NESTING} deep")
             close = "}" if t.text == "{" else ")"
             self.next()
+            self.depth += 1
             items = []
             if not self.at(close):
                 while True:
@@ -944,6 +953,7 @@ class _Parser:
                         continue
                     break
             self.expect(close, f"expected ',' or '{close}' in a vector operand")
+            self.depth -= 1
             return Vec(items, t.line, t.col, t.text + close)
         if t.kind == "punct" and t.text == "[":
             return self.address()
