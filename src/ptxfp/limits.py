@@ -89,3 +89,24 @@ def guarded(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
                                     option=what) from None
         return call
     return wrap
+
+
+class paused_gc:
+    """``with paused_gc():`` the cyclic garbage collector is off while a program is read,
+    checked or compiled: those build many objects and no cycles worth collecting, and the
+    collector's passes over them cost more than the work (half of reading 200,000 lines).
+    Reference counting still frees memory; the collector is turned back on (if it was on)."""
+
+    __slots__ = ("was",)
+
+    def __enter__(self):
+        import gc
+        self.was = gc.isenabled()
+        gc.disable()
+        return self
+
+    def __exit__(self, *exc):
+        if self.was:
+            import gc
+            gc.enable()
+        return False

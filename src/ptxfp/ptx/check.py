@@ -32,7 +32,7 @@ from typing import Iterable
 
 from .. import isa, isa_cvt
 from ..errors import SpellingError
-from ..limits import guarded
+from ..limits import guarded, paused_gc
 from ..spelling import parse
 from . import opcodes
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
@@ -823,9 +823,10 @@ def check(text: str, *, target: str | None = None, version: str | tuple[int, int
     only (an 'info' diagnostic says so).  ``strict``: undeclared registers are errors (the
     default in modules; in snippets they are allowed, with a warning when the snippet declares
     other registers).  A syntax error is returned as an error diagnostic, never raised."""
-    try:
-        prog = read(text, mode=mode)
-    except PtxSyntaxError as e:
-        d = Diagnostic("error", e.line or 0, e.col or 0, e.message, "syntax")
-        return Report([d], kind=None)
-    return check_program(prog, target=target, version=version, strict=strict)
+    with paused_gc():
+        try:
+            prog = read(text, mode=mode)
+        except PtxSyntaxError as e:
+            d = Diagnostic("error", e.line or 0, e.col or 0, e.message, "syntax")
+            return Report([d], kind=None)
+        return check_program(prog, target=target, version=version, strict=strict)

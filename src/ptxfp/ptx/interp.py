@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import numbers
 import re
+from bisect import bisect_right
+from functools import lru_cache
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -51,7 +53,7 @@ from ..cvt import parse_cvt
 from ..cvt import convert as _convert
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..execute import execute as _execute
-from ..limits import check_bytes, guarded
+from ..limits import check_bytes, guarded, paused_gc
 from ..spelling import parse as _parse_arith
 from .reader import Addr, Imm, Reg, Vec, read
 
@@ -154,30 +156,35 @@ class _Prog:
             self.declared = prog.registers
             self.params = {}
             labels = prog.labels
-        # label -> index of the first statement after it
+        # label -> index of the first statement after it (statements are in source order)
         self.labels = {}
-        for name, (line, col) in labels.items():
-            idx = len(self.statements)
-            for i, s in enumerate(self.statements):
-                if (s.line, s.col) > (line, col):
-                    idx = i
-                    break
+        self.labels_at = {}                             # index -> the labels there
+        where = [(s.line, s.col) for s in self.statements]
+        for name, pos in labels.items():
+            idx = bisect_right(where, pos)
             self.labels[name] = idx
+            self.labels_at.setdefault(idx, []).append(name)
         self.width = {}                                 # register -> width
         self.rtype = {}                                 # register -> declared / inferred type
         self.param_type = {}                            # params used by ld.param -> type
         self._keys = {}                                 # id(Decl) -> register key
         self.decl_of = {}                               # register key -> Decl
+        self._scoped = {}                               # (id(scope), name) -> key
         self.steps = [_compile(self, self.rename(s)) for s in self.statements]
 
     def key(self, name, ins):
         """The register a name means at `ins`: PTX scopes .reg by block, so a name declared
         again in an inner block (nvcc's inline asm) is another register; it is reported as
         'name@line:col' (its declaration) when the plain name is taken."""
-        d = ins.scope.lookup(name) if getattr(ins, "scope", None) is not None else None
+        scope = getattr(ins, "scope", None)
+        hit = self._scoped.get((id(scope), name))     # a block's names, looked up once
+        if hit is not None:
+            return hit
+        d = scope.lookup(name) if scope is not None else None
         if d is None:
             d = self.declared.get(name)
         if d is None or d.space != "reg":
+            self._scoped[(id(scope), name)] = name
             return name
         k = self._keys.get((id(d), name))             # one Decl serves a whole range %r<N>
         if k is None:
@@ -187,21 +194,12 @@ class _Prog:
             if d.type in WIDTH:
                 self.width[k] = WIDTH[d.type]
                 self.rtype[k] = d.type
+        self._scoped[(id(scope), name)] = k
         return k
 
     def rename(self, ins):
         """`ins` with every register operand named by its key (see :meth:`key`)."""
-        def ren(op):
-            if isinstance(op, Reg):
-                k = self.key(op.name, ins)
-                return op if k == op.name else Reg(k, op.line, op.col)
-            if isinstance(op, Vec):
-                return Vec([ren(i) for i in op.items], op.line, op.col, op.brackets)
-            if isinstance(op, Addr) and op.base is not None:
-                return Addr(ren(op.base), op.offset, op.line, op.col,
-                            tuple(ren(e) for e in op.extra))
-            return op
-        ops = [ren(o) for o in ins.operands]
+        ops = [self._ren(o, ins) for o in ins.operands]
         pred = ins.predicate
         if pred is not None:
             k = self.key(pred.name, ins)
@@ -210,6 +208,19 @@ class _Prog:
         if pred is ins.predicate and all(a is b for a, b in zip(ops, ins.operands)):
             return ins
         return replace(ins, operands=ops, predicate=pred)
+
+    def _ren(self, op, ins):
+        # a method, not a closure in rename(): a recursive closure is a reference cycle that
+        # would keep the whole program alive until the garbage collector's next full pass
+        if isinstance(op, Reg):
+            k = self.key(op.name, ins)
+            return op if k == op.name else Reg(k, op.line, op.col)
+        if isinstance(op, Vec):
+            return Vec([self._ren(i, ins) for i in op.items], op.line, op.col, op.brackets)
+        if isinstance(op, Addr) and op.base is not None:
+            return Addr(self._ren(op.base, ins), op.offset, op.line, op.col,
+                        tuple(self._ren(e, ins) for e in op.extra))
+        return op
 
     @property
     def types(self):
@@ -300,63 +311,89 @@ def _nops(ins, n):
 # --- operand access at run time ---------------------------------------------------------------
 
 class _State:
+    """The registers while a program runs.  Arrays held here are never changed in place (a
+    write puts a new array in), so a register may share its array with another (mov)."""
+
     def __init__(self, prog, n, inputs, memory):
         self.prog = prog
         self.n = n
         self.regs = {}                  # name -> array (dtype of the register's width)
-        self.init = {}                  # name -> bool array: lanes that hold a value
+        self.init = {}                  # name -> bool array: lanes that hold a value ...
+        self.full = set()               # ... unless every lane does: the name is here
         self.types = {}                 # name -> type of the last value written
         self.params = {}                # param name -> (bytes array (n, size))
+        self.consts = {}                # (bits, dtype) -> array of n copies (immediates)
+        self.specials = {}              # (name, width) -> array (%tid.x ...)
         self.mem = memory
         self.active = np.ones(n, bool)
         self.mask = self.active
+        self.all_on = True              # every lane of mask is set
         for name, (kind, arr, typ) in inputs.items():
             if kind == "param":
                 self.params[name] = arr
             else:
                 self.regs[name] = arr
-                self.init[name] = np.ones(n, bool)
+                self.full.add(name)
                 self.types[name] = typ
 
     # registers
     def read(self, reg, typ, ins):
         name = reg.name
         w = WIDTH[typ]
-        m = _SPECIAL.match(name)
-        if m:
+        if _SPECIAL.match(name):
             return self.special(name, w)
         arr = self.regs.get(name)
-        ok = self.init.get(name)
-        if arr is None or not ok[self.mask].all():
-            given = "" if arr is None else " on some threads"
-            raise UninitializedRegister(
-                f"register '{name}' is read before it is set{given} (give it as an input, "
-                f"e.g. inputs={{'{name}': ...}})", reg.line or ins.line, reg.col or ins.col,
-                rule="uninitialized")
+        if arr is None or (name not in self.full and not self.init[name][self.mask].all()):
+            self.uninitialized(reg, ins, arr)
         return arr if arr.dtype == _DTYPE[w] else _narrow_bits(arr, w)
+
+    def uninitialized(self, reg, ins, arr):
+        name = reg.name
+        given = "" if arr is None else " on some threads"
+        raise UninitializedRegister(
+            f"register '{name}' is read before it is set{given} (give it as an input, "
+            f"e.g. inputs={{'{name}': ...}})", reg.line or ins.line, reg.col or ins.col,
+            rule="uninitialized")
+
+    def const(self, bits, dtype):
+        key = (bits, dtype)
+        arr = self.consts.get(key)
+        if arr is None:
+            arr = self.consts[key] = np.full(self.n, bits, dtype)
+        return arr
 
     def write(self, reg, typ, values):
         name = reg.name
         if name == "_":
             return
-        rw = self.prog.width[name]
-        values = np.asarray(values)
-        if values.dtype != _DTYPE[rw]:
-            values = values.astype(_DTYPE[rw]) if rw > 1 else values.astype(bool)
-        values = np.broadcast_to(values, (self.n,))
-        if self.mask.all():
-            self.regs[name] = values.copy()
-            self.init[name] = np.ones(self.n, bool)
+        dt = _DTYPE[self.prog.width[name]]
+        if type(values) is not np.ndarray or values.dtype != dt:
+            values = np.asarray(values)
+            if values.dtype != dt:
+                values = values.astype(dt)
+        if values.shape != (self.n,):
+            values = np.broadcast_to(values, (self.n,)).copy()
+        if self.all_on:
+            self.regs[name] = values
+            self.full.add(name)
+            self.init.pop(name, None)
         else:
             old = self.regs.get(name)
             if old is None:
-                old = np.zeros(self.n, _DTYPE[rw])
+                old = np.zeros(self.n, dt)
                 self.init[name] = np.zeros(self.n, bool)
-            self.regs[name] = np.where(self.mask, values, old).astype(_DTYPE[rw])
-            self.init[name] = self.init[name] | self.mask
+            self.regs[name] = np.where(self.mask, values, old).astype(dt, copy=False)
+            if name not in self.full:
+                self.init[name] = self.init[name] | self.mask
         self.types[name] = typ
 
     def special(self, name, w):
+        v = self.specials.get((name, w))
+        if v is None:
+            v = self.specials[(name, w)] = self._special(name, w)
+        return v
+
+    def _special(self, name, w):
         tid = np.arange(self.n, dtype=np.uint64)
         m = _SPECIAL.match(name)
         reg, dim, single = m.group(1), m.group(2), m.group(3)
@@ -431,7 +468,18 @@ _TYPE_TOKEN = re.compile(r"^(?:[bsuf](?:8|16|32|64)|bf16|f16x2|bf16x2|tf32|pred|
 
 
 def _types_of(ins):
-    return [t for t in ins.suffixes if _TYPE_TOKEN.match(t)]
+    return list(_spelling_types(ins.opcode_spelling))
+
+
+@lru_cache(maxsize=4096)
+def _spelling_types(spelling):
+    return tuple(t for t in spelling.split(".")[1:] if _TYPE_TOKEN.match(t))
+
+
+# one parse per spelling: a program repeats a few spellings many times (and the same
+# Instruction object keeps execute's per-form cache warm)
+_parse_arith_once = lru_cache(maxsize=4096)(_parse_arith)
+_parse_cvt_once = lru_cache(maxsize=4096)(parse_cvt)
 
 
 def _src(prog, ins, op, typ, reads):
@@ -440,13 +488,29 @@ def _src(prog, ins, op, typ, reads):
         if prog.params.get(op.name) is not None:
             raise _bad(ins, f"'{op.name}' is a parameter: load it with ld.param", op)
         prog.use(op, typ, ins.line, ins.col, False)
-        if not _SPECIAL.match(op.name):
-            reads.append((op, typ))
-        return lambda st: st.read(op, typ, ins)
+        w = WIDTH[typ]
+        if _SPECIAL.match(op.name):
+            name = op.name
+            return lambda st: st.special(name, w)
+        reads.append((op, typ))
+        return _reader(op, w, ins)
     if isinstance(op, Imm):
         bits = _imm_bits(op, typ, ins)
-        return lambda st: np.full(st.n, bits, _DTYPE[WIDTH[typ]])
+        dt = _DTYPE[WIDTH[typ]]
+        return lambda st: st.const(bits, dt)
     raise _bad(ins, f"expected a register or an immediate, got '{op}'", op)
+
+
+def _reader(op, w, ins):
+    """fn(state) -> the bits of register `op` as a `w`-bit array (checked to be set)."""
+    name, dt = op.name, _DTYPE[w]
+
+    def read(st):
+        arr = st.regs.get(name)
+        if arr is None or (name not in st.full and not st.init[name][st.mask].all()):
+            st.uninitialized(op, ins, arr)
+        return arr if arr.dtype == dt else _narrow_bits(arr, w)
+    return read
 
 
 def _dst(prog, ins, op, typ, writes):
@@ -480,7 +544,7 @@ def _c_arith(prog, ins):
         raise _unsupported(ins, "ptxfp models .f16/.bf16/.f16x2/.bf16x2 and the mixed "
                                 ".f32.f16/.f32.bf16 forms")
     try:
-        form = _parse_arith(ins.opcode_spelling)
+        form = _parse_arith_once(ins.opcode_spelling)
     except SpellingError as e:
         raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
     names, fmts = form.operand_names, form.operand_formats
@@ -503,7 +567,7 @@ def _c_cvt(prog, ins):
         raise _unsupported(ins, "ptxfp models cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2 "
                                 "and between integer types")
     try:
-        form = parse_cvt(ins.opcode_spelling)
+        form = _parse_cvt_once(ins.opcode_spelling)
     except SpellingError as e:
         if e.rule == "not-modeled":
             raise _unsupported(ins, str(e)) from None
@@ -1011,7 +1075,10 @@ def prepare(text, *, entry=None):
     """Read and compile `text` once: the result can be given to :func:`run`,
     :func:`run_detailed` and :func:`inputs_needed` in place of the text.  Its ``types`` maps
     each register to its declared or inferred type."""
-    return text if isinstance(text, _Prog) else _Prog(text, entry)
+    if isinstance(text, _Prog):
+        return text
+    with paused_gc():
+        return _Prog(text, entry)
 
 
 def inputs_needed(text, *, entry=None):
@@ -1052,6 +1119,11 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
                  entry: str | None = None) -> RunResult:
     """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
+    with paused_gc():             # reading, compiling and running make no cycles worth a pass
+        return _run_detailed(text, inputs, memory, threads, entry)
+
+
+def _run_detailed(text, inputs, memory, threads, entry):
     prog = prepare(text, entry=entry)
     needed = _needed(prog)
     inputs = dict(inputs or {})
@@ -1102,15 +1174,34 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
         else:
             ready[name] = ("register", full, extra)
     st = _State(prog, n, ready, _memory(memory))
+    _execute_steps(prog, st, n)
+    regs, seen = {}, set()
+    for k, v in st.regs.items():                   # registers that share an array (mov) get
+        regs[k] = v.copy() if id(v) in seen else v    # their own, as the caller may change it
+        seen.add(id(v))
+    return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
+                     declared={k: d.type for k, d in prog.decl_of.items()},
+                     read_as=prog.read_as)
+
+
+def _execute_steps(prog, st, n):
+    """Run the compiled steps over the threads of `st`: guards mask lanes, a forward bra
+    parks its threads until its label, ret/exit retire them."""
     waiting = {}
-    done = np.zeros(n, bool)
+    labels_at = prog.labels_at
     for i, step in enumerate(prog.steps):
-        back = [lab for lab, idx in prog.labels.items() if idx == i and lab in waiting]
-        for lab in back:
-            st.active = st.active | waiting.pop(lab)
-        if not st.active.any():
+        if waiting and i in labels_at:
+            for lab in labels_at[i]:
+                if lab in waiting:
+                    st.active = st.active | waiting.pop(lab)
+            st.all_on = bool(st.active.all())
+        if not st.all_on and not st.active.any():
             if not waiting:
                 break
+            continue
+        if step.pred is None and step.kind == "op" and st.all_on:
+            st.mask = st.active                    # the common case: every thread runs it
+            step.run(st)
             continue
         ins = step.instr
         mask = st.mask = st.active
@@ -1119,8 +1210,8 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
             mask = mask & (~p if ins.predicate.negated else p)
         st.mask = mask
         if step.kind == "ret":
-            done |= mask
             st.active = st.active & ~mask
+            st.all_on = bool(st.active.all())
             continue
         if step.kind == "bra":
             tgt = prog.labels[step.target]
@@ -1131,14 +1222,15 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
             if mask.any():
                 waiting[step.target] = waiting.get(step.target, np.zeros(n, bool)) | mask
                 st.active = st.active & ~mask
+                st.all_on = bool(st.active.all())
             continue
         if not mask.any():
             continue
+        all_on = st.all_on
+        st.all_on = bool(mask.all())
         step.run(st)
-    regs = {k: v for k, v in st.regs.items()}
-    return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
-                     declared={k: d.type for k, d in prog.decl_of.items()},
-                     read_as=prog.read_as)
+        st.all_on = all_on
+        st.mask = st.active
 
 
 def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,

@@ -155,7 +155,7 @@ class Names(Mapping):
     Like ``dict.setdefault``, the first declaration of a name wins.  Iterating (and ``len``)
     walks every name, so it costs the size of the ranges; :meth:`entries` gives the
     declarations themselves and :meth:`candidates` a bounded sample for suggestions."""
-    __slots__ = ("_one", "_ranges", "_order", "_seq", "_digits")
+    __slots__ = ("_one", "_ranges", "_order", "_seq", "_digits", "_memo")
 
     def __init__(self):
         self._one = {}            # name -> (seq, Decl)
@@ -163,6 +163,7 @@ class Names(Mapping):
         self._order = []          # (seq, name or prefix, count or None, Decl)
         self._seq = 0
         self._digits = 0          # digits of the largest count
+        self._memo = {}           # name -> _find(name), for names of ranges looked up again
 
     # -- building
     def setdefault(self, name, decl):
@@ -171,6 +172,7 @@ class Names(Mapping):
         if have is not None:
             return have
         self._seq += 1
+        self._memo.clear()
         self._one[name] = (self._seq, decl)
         self._order.append((self._seq, name, None, decl))
         return decl
@@ -183,6 +185,7 @@ class Names(Mapping):
         if counts and counts[-1] >= count:
             return                                  # every name is declared already
         self._seq += 1
+        self._memo.clear()
         counts.append(count)
         entries.append((self._seq, decl))
         self._order.append((self._seq, prefix, count, decl))
@@ -193,19 +196,29 @@ class Names(Mapping):
         """(seq, Decl) of the declaration in force for ``name``, or None."""
         best = self._one.get(name)
         if self._ranges and type(name) is str:
-            i = n = len(name)
-            while i > 0 and "0" <= name[i - 1] <= "9":
-                i -= 1
-            for j in range(max(i, n - self._digits), n):
-                if name[j] == "0" and j != n - 1:
-                    continue                        # %r01 is not a name of %r<..>
-                hit = self._ranges.get(name[:j])
-                if hit is None:
-                    continue
-                counts, entries = hit
-                k = bisect_right(counts, int(name[j:]))
-                if k < len(counts) and (best is None or entries[k][0] < best[0]):
-                    best = entries[k]
+            memo = self._memo
+            if name in memo:
+                return memo[name]
+            if len(memo) >= 65536:
+                memo.clear()
+            best = memo[name] = self._find_range(name, best)
+        return best
+
+    def _find_range(self, name, best):
+        """_find for the ranges: each split of the trailing digits into prefix and number."""
+        i = n = len(name)
+        while i > 0 and "0" <= name[i - 1] <= "9":
+            i -= 1
+        for j in range(max(i, n - self._digits), n):
+            if name[j] == "0" and j != n - 1:
+                continue                        # %r01 is not a name of %r<..>
+            hit = self._ranges.get(name[:j])
+            if hit is None:
+                continue
+            counts, entries = hit
+            k = bisect_right(counts, int(name[j:]))
+            if k < len(counts) and (best is None or entries[k][0] < best[0]):
+                best = entries[k]
         return best
 
     def get(self, name, default=None):
@@ -394,7 +407,7 @@ class Program:
 # ---------------------------------------------------------------------------------------------
 # lexer
 
-@dataclass
+@dataclass(slots=True)
 class Tok:
     kind: str                      #: word dir num str punct eof
     text: str
