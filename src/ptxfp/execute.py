@@ -31,7 +31,7 @@ Operand = Union[int, np.generic, ArrayLike]
 
 def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
     """``x`` (a Python int or an integer array) as a uint16/uint32 array, range-checked."""
-    dtype = np.uint16 if width == 16 else np.uint32
+    dtype = np.dtype(np.uint16 if width == 16 else np.uint32)
     if type(x) is np.ndarray and x.dtype == dtype:
         return x
     if isinstance(x, (bool, np.bool_)):
@@ -63,6 +63,8 @@ def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
                               if kind == "floats" else f"{kind or arr.dtype}"))
     if arr.dtype == dtype:
         return arr
+    # the range scan and the copy below visit every element, even of a broadcast view
+    check_bytes(arr.size * dtype.itemsize, what, f"(shape {arr.shape}, {arr.size} elements)")
     if arr.size:
         lo, hi = int(arr.min()), int(arr.max())
         if lo < 0 or hi >= (1 << width):

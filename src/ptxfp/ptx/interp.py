@@ -1031,6 +1031,7 @@ def _input_bits(value, width, signed, what):
                               else ""))
     if arr.ndim > 1:
         raise OperandError(f"{what}: one value per thread: a 1-D array, got shape {arr.shape}")
+    check_bytes(arr.size * 8, what, f"({arr.size} values)")
     if arr.size:
         mn, mx = int(arr.min()), int(arr.max())
         if mn < lo or mx >= (1 << width):

@@ -1,0 +1,394 @@
+"""Fuzzing (issue #10): hostile and random input through every public door.
+
+Spellings, operand arrays of any dtype and shape, and PTX modules and snippets built from a
+small grammar and then mutated (truncation, byte flips, nesting, huge numbers, non-UTF-8, a
+BOM) go through ``execute``, ``convert``, ``parse``, ``check``, ``run`` and the CLI.  The
+contract: a clean result or a ``PtxfpError`` (one line from the CLI, exit 2), never another
+exception, and no call over 2 s or 500 MB (Python and NumPy allocations, via tracemalloc).
+
+Two Hypothesis profiles:
+
+* the default suite runs ``FUZZ_EXAMPLES`` examples per property (a few hundred in all, well
+  under a minute on two cores);
+* ``pytest -m slow tests/test_fuzz.py`` runs the long profile, ``PTXFP_FUZZ_LONG`` examples
+  per property (default 10**6 in all over the properties).  docs/verification.md records the
+  last long run.
+"""
+
+import contextlib
+import io
+import os
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import ptxfp
+from ptxfp import cli
+from ptxfp.ptx.interp import inputs_needed
+
+#: per-call limits of the issue
+MAX_SECONDS = 2.0
+MAX_BYTES = 500 << 20
+
+#: examples per property in the default suite, and in the long (-m slow) profile
+FUZZ_EXAMPLES = int(os.environ.get("PTXFP_FUZZ_EXAMPLES", "40"))
+LONG_TOTAL = int(os.environ.get("PTXFP_FUZZ_LONG", str(10**6)))
+
+_COMMON = dict(deadline=None, derandomize=False, database=None,
+               suppress_health_check=list(HealthCheck))
+settings.register_profile("ptxfp-fuzz", max_examples=FUZZ_EXAMPLES, **_COMMON)
+PROPERTIES = 7
+settings.register_profile("ptxfp-fuzz-long",
+                          max_examples=max(1, LONG_TOTAL // PROPERTIES), **_COMMON)
+FAST = settings.get_profile("ptxfp-fuzz")
+LONG = settings.get_profile("ptxfp-fuzz-long")
+
+#: how many calls went through, by door (for the record in docs/verification.md)
+COUNTS = {}
+
+
+def bounded(door, fn, *args, **kwargs):
+    """Call fn; only a PtxfpError (or a result) may come out, within the time and memory
+    limits.  Returns the result, or the PtxfpError."""
+    COUNTS[door] = COUNTS.get(door, 0) + 1
+    for attempt in (0, 1):
+        tracing = tracemalloc.is_tracing()
+        if tracing:
+            tracemalloc.reset_peak()
+        t0 = time.perf_counter()
+        try:
+            out = fn(*args, **kwargs)
+        except ptxfp.PtxfpError as e:
+            out = e
+            assert str(e).strip(), f"{door}: an empty error message"
+        took = time.perf_counter() - t0
+        if took < MAX_SECONDS:
+            break
+        # The first call of a form compiles (or loads) its Numba kernel, which can take
+        # seconds once per process: that is not the input's cost, so a slow call is timed
+        # again, and only a second slow call fails.
+        COUNTS["retimed"] = COUNTS.get("retimed", 0) + 1
+    assert took < MAX_SECONDS, f"{door}: {took:.2f} s on {args!r:.300}"
+    if tracing:
+        peak = tracemalloc.get_traced_memory()[1]
+        assert peak < MAX_BYTES, f"{door}: {peak >> 20} MB on {args!r:.300}"
+    return out
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _trace_memory():
+    tracemalloc.start()
+    yield
+    tracemalloc.stop()
+
+
+# --- spellings ----------------------------------------------------------------------------------
+
+OPCODES = ["add", "sub", "mul", "fma", "cvt", "mov", "ld", "st", "setp", "selp", "mad", "bra",
+           "ret", "neg", "shl", "and", "min", "cvta", ""]
+MODS = ["rn", "rz", "rm", "rp", "rna", "rs", "ftz", "sat", "relu", "oob", "satfinite", "approx",
+        "lo", "wide", "hi", "global", "param", "v2", "v4", "uni", "lt", "eq"]
+TYPES = ["f16", "bf16", "f16x2", "bf16x2", "f32", "f64", "b16", "b32", "b64", "u16", "u32",
+         "s32", "u64", "s64", "pred", "tf32", "e4m3x2", "b8", "u8"]
+WORD = st.sampled_from(MODS + TYPES) | st.text(min_size=0, max_size=6)
+
+spellings = st.one_of(
+    st.builds(lambda op, rest: ".".join([op] + rest), st.sampled_from(OPCODES),
+              st.lists(WORD, max_size=6)),
+    st.text(max_size=40),
+    st.sampled_from(["fma.rn.f16", "add.rn.bf16x2", "cvt.rn.f16.f32", "fma.rn.f32.bf16",
+                     "cvt.rn.relu.bf16x2.f32", "mul.rn.ftz.sat.f16x2", "cvt.f32.bf16"]),
+)
+
+VALID = ["fma.rn.f16", "add.rn.bf16x2", "fma.rn.oob.relu.bf16", "sub.rz.ftz.sat.f16x2",
+         "fma.rn.f32.f16", "add.rn.f32.bf16", "mul.rn.bf16"]
+VALID_CVT = ["cvt.rn.f16.f32", "cvt.rn.relu.bf16x2.f32", "cvt.f32.bf16", "cvt.rz.satfinite.f16.f32",
+             "cvt.f32.f16", "cvt.rn.f16x2.f32"]
+
+# --- operands of any dtype and shape --------------------------------------------------------------
+
+_SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5)
+_DTYPES = hnp.scalar_dtypes() | hnp.integer_dtypes(endianness="=") | st.just(np.dtype(object))
+
+
+def _huge_view(side):
+    # zero-copy views whose broadcast product is enormous
+    return np.broadcast_to(np.zeros(1, np.uint16), (side, side))
+
+
+operand = st.one_of(
+    st.integers(min_value=-(1 << 70), max_value=1 << 70),
+    st.integers(min_value=0, max_value=0xFFFF),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=5),
+    st.binary(max_size=5),
+    st.lists(st.integers(min_value=-5, max_value=1 << 40), max_size=5),
+    st.lists(st.lists(st.integers(0, 0xFFFF), max_size=3), max_size=3),
+    hnp.arrays(_DTYPES.filter(lambda d: d.kind != "O"), _SHAPES),
+    hnp.arrays(np.uint16, _SHAPES),
+    hnp.arrays(np.uint32, hnp.array_shapes(min_dims=1, max_dims=2, max_side=4)),
+    st.builds(_huge_view, st.sampled_from([10**5, 10**6, 10**7])),
+    st.builds(lambda n: np.broadcast_to(np.uint32(0), (n, 1, n)),
+              st.sampled_from([10**4, 10**6])),
+    st.builds(lambda xs: np.array(xs, dtype=object), st.lists(st.integers(), max_size=3)),
+)
+
+
+# --- PTX text from a small grammar, then mutated ------------------------------------------------
+
+REG = st.builds(lambda p, k: f"%{p}{k}", st.sampled_from(["h", "r", "f", "p", "rd", "x"]),
+                st.integers(0, 12) | st.sampled_from([999999999, 10**30]))
+IMM = st.sampled_from(["0f3F800000", "0d3FF0000000000000", "1.5", "-1", "0x7fff", "42", "1e308",
+                       "0b101", "017", "9" * 50, "0x" + "f" * 40, "-0f80000000", "1.0e-400"])
+
+
+@st.composite
+def operand_text(draw, depth=0):
+    kind = draw(st.integers(0, 6 if depth < 3 else 3))
+    if kind <= 1:
+        return draw(REG)
+    if kind == 2:
+        return draw(IMM)
+    if kind == 3:
+        base = draw(REG | st.sampled_from(["p0", "buf"]))
+        off = draw(st.sampled_from(["", "+4", "-8", "+" + "9" * 25, "+0x10"]))
+        return f"[{base}{off}]"
+    items = draw(st.lists(operand_text(depth=depth + 1), min_size=0, max_size=4))
+    return "{" + ", ".join(items) + "}"
+
+
+@st.composite
+def statement(draw):
+    k = draw(st.integers(0, 9))
+    if k == 0:
+        t = draw(st.sampled_from(TYPES))
+        name = draw(st.sampled_from(["%h", "%r", "%f", "%p", "%rd", "x"]))
+        count = draw(st.sampled_from(["", "<4>", "<1000000000>", "<" + "9" * 30 + ">", "<0>"]))
+        return f".reg .{t} {name}{count};"
+    if k == 1:
+        return draw(st.sampled_from(["L1:", "$L__BB0_2:", "{", "}", "bra L1;", "ret;",
+                                     "@%p1 bra L1;", "exit;"]))
+    pred = draw(st.sampled_from(["", "", "@%p1 ", "@!%p2 "]))
+    sp = draw(st.sampled_from(VALID + VALID_CVT + [
+        "mov.b32", "mov.b16", "add.s32", "setp.lt.s32", "selp.b16", "ld.global.b16",
+        "st.global.b32", "ld.param.u64", "cvt.u32.u16", "shl.b32", "mul.wide.u32",
+        "cvta.to.global.u64", "and.pred", "mad.lo.s32", "not.b16"]) | spellings)
+    ops = draw(st.lists(operand_text(), min_size=0, max_size=5))
+    return f"{pred}{sp} {', '.join(ops)};"
+
+
+@st.composite
+def ptx_text(draw):
+    body = draw(st.lists(statement(), min_size=0, max_size=12))
+    if draw(st.booleans()):
+        head = draw(st.sampled_from([".version 8.6\n.target sm_90\n.address_size 64\n",
+                                     ".version 9.9\n.target sm_1000\n", ".version 7.0\n",
+                                     ".target sm_90a\n", ""]))
+        params = draw(st.sampled_from(["", ".param .u64 p0", ".param .b16 p0, .param .u64 p1"]))
+        text = head + f".visible .entry k({params})\n{{\n" + "\n".join(body) + "\n}\n"
+    else:
+        text = "\n".join(body)
+    return draw(mutated(text))
+
+
+@st.composite
+def mutated(draw, text):
+    for _ in range(draw(st.integers(0, 3))):
+        how = draw(st.integers(0, 7))
+        n = len(text)
+        i = draw(st.integers(0, n))
+        if how == 0:                                     # truncation
+            text = text[:i]
+        elif how == 1 and n:                             # a flipped character
+            j = min(i, n - 1)
+            text = text[:j] + chr(ord(text[j]) ^ (1 << draw(st.integers(0, 7)))) + text[j + 1:]
+        elif how == 2:                                   # nesting
+            k = draw(st.sampled_from([2, 40, 5000]))
+            text = text[:i] + "{" * k + "%r1" + "}" * draw(st.sampled_from([0, k])) + text[i:]
+        elif how == 3:                                   # a huge number
+            text = text[:i] + draw(st.sampled_from(["9" * 5000, "0x" + "f" * 2000,
+                                                    "1e99999", "<" + "9" * 400 + ">"])) + text[i:]
+        elif how == 4:                                   # a byte order mark
+            text = "\ufeff" + text
+        elif how == 5:                                   # what non-UTF-8 bytes decode to
+            text = text[:i] + b"\xff\xfe\xc3(".decode("utf-8", "surrogateescape") + text[i:]
+        elif how == 6:                                   # random text
+            text = text[:i] + draw(st.text(max_size=20)) + text[i:]
+        else:                                            # a repeated chunk
+            text = text + text[i:] * draw(st.integers(1, 3))
+    return text
+
+
+# --- the properties ----------------------------------------------------------------------------------
+
+def _spelling(s):
+    bounded("parse", ptxfp.parse, s)
+    bounded("check", ptxfp.check, s)
+    for k in (0, 1, 2, 3):
+        bounded("execute", ptxfp.execute, s, *([0x3C00] * k))
+        bounded("convert", ptxfp.convert, s, *([0x3C00] * k))
+
+
+def _operands(args):
+    sp, cv, ops = args
+    r = bounded("execute", ptxfp.execute, sp, *ops)
+    assert isinstance(r, (int, np.ndarray, ptxfp.PtxfpError)), type(r)
+    r = bounded("convert", ptxfp.convert, cv, *ops[:2])
+    assert isinstance(r, (int, np.ndarray, ptxfp.PtxfpError)), type(r)
+
+
+def _text(text):
+    rep = bounded("check", ptxfp.check, text)
+    assert isinstance(rep, (list, ptxfp.PtxfpError))
+    need = bounded("run", inputs_needed, text)
+    inputs = {}
+    if isinstance(need, dict):
+        for k, (name, info) in enumerate(need.items()):
+            if k % 3 != 2:                            # leave some out: an error names them
+                inputs[name] = (k * 0x3C01) & ((1 << min(info.width, 16)) - 1) \
+                    if info.width > 1 else k % 2
+    bounded("run", ptxfp.run, text, inputs, threads=(len(text) % 3) + 1,
+            memory=bytes(64) if len(text) % 2 else None)
+
+
+def _run_args(args):
+    text, threads, memory, inputs = args
+    bounded("run", ptxfp.run, text, inputs, threads=threads, memory=memory)
+
+
+def _cli(args):
+    text, as_bytes, argv = args
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "in.ptx")
+        with open(path, "wb") as f:
+            f.write(text.encode("utf-8", "surrogateescape") if not as_bytes else
+                    text.encode("utf-8", "surrogateescape") + b"\xff\xfe")
+        for cmd in (["check", path] + argv[:1], ["run", path] + argv):
+            err = io.StringIO()
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                rc = bounded("cli", cli.main, cmd)
+            assert rc in (0, 1, 2), (cmd, rc)
+            msg = err.getvalue()
+            assert "Traceback" not in msg, msg
+            if rc == 2:
+                assert msg.count("\n") == 1 and msg.startswith("ptxfp: error: "), msg
+
+
+run_args = st.tuples(
+    ptx_text(),
+    st.one_of(st.none(), st.integers(-3, 8), st.sampled_from([10**12, 10**18, 0]),
+              st.floats(), st.just("4"), st.booleans()),
+    st.one_of(st.none(), st.binary(max_size=64), st.just(np.zeros(16, np.uint8)),
+              st.just(np.zeros(4, np.float32)), st.just("abc"), st.integers(),
+              st.just(np.broadcast_to(np.uint8(0), (10**12,)))),
+    st.dictionaries(st.sampled_from(["%h1", "h2", "%r1", "p0", "%f1", "nope", "%p1"]),
+                    operand, max_size=4),
+)
+cli_args = st.tuples(
+    ptx_text(), st.booleans(),
+    st.lists(st.sampled_from(["--threads", "1000000000000", "3", "--memory", "1000000000000",
+                              "0x10", "64", "--set", "h1=1.0f16", "r1=0x" + "f" * 50,
+                              "--json", "--entry", "k", "--target", "sm_90", "-5", "9" * 60]),
+             max_size=6),
+)
+operand_args = st.tuples(st.sampled_from(VALID), st.sampled_from(VALID_CVT),
+                         st.lists(operand, min_size=0, max_size=4))
+
+PROPS = [
+    ("spelling", spellings, _spelling),
+    ("operands", operand_args, _operands),
+    ("text", ptx_text(), _text),
+    ("text-valid", st.lists(statement(), max_size=20).map("\n".join), _text),
+    ("run", run_args, _run_args),
+    ("cli", cli_args, _cli),
+    ("spelling-mutated", spellings.flatmap(mutated), _spelling),
+]
+assert len(PROPS) == PROPERTIES
+
+
+def _make(prop, profile):
+    _, strategy, body = prop
+
+    @profile
+    @given(strategy)
+    def test(x):
+        body(x)
+    return test
+
+
+@pytest.mark.parametrize("prop", PROPS, ids=[p[0] for p in PROPS])
+def test_fuzz(prop):
+    _make(prop, FAST)()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prop", PROPS, ids=[p[0] for p in PROPS])
+def test_fuzz_long(prop):
+    _make(prop, LONG)()
+    print(f"\n{prop[0]}: {LONG.max_examples} examples; calls so far: {COUNTS}")
+
+
+# --- the listed hostile cases, each answered quickly with one error -----------------------------
+
+def test_huge_register_ranges_are_cheap():
+    types = "b8 b16 b32 b64 u16 u32 s32 u64 s64 f16 f16x2 f32 f64 pred".split()
+    decl = "\n".join(f".reg .{t} %{t}_<1000000000>;" for t in types)
+    text = (f".version 8.6\n.target sm_90\n.visible .entry k()\n{{\n{decl}\n"
+            ".reg .b16 %h<1000000000>;\n"
+            "fma.rn.f16 %h999999999, %h1, %h2, %h3;\nadd.rn.f16 %b16_7, %h999999999, %h2;\n"
+            "add.rn.f16 %h5, %h1000000000, %h2;\nret;\n}\n")
+    tracemalloc.reset_peak()
+    t0 = time.perf_counter()
+    rep = ptxfp.check(text)
+    took = time.perf_counter() - t0
+    assert took < 1.0 and tracemalloc.get_traced_memory()[1] < 200 << 20
+    # the one name past the range is reported, the others are declared
+    und = [d for d in rep if d.rule == "undeclared"]
+    assert [(d.line, d.message.split(" (")[0]) for d in und] == [
+        (22, "Unknown symbol '%h1000000000'")]
+    out = ptxfp.run(text.replace("%h1000000000", "%h999999999"),
+                    {"%h1": 0x3C00, "%h2": 0x4000, "%h3": 0x3C00})
+    # 1 * 2 + 1 = 3 (0x4200); 3 + 2 = 5 (0x4500): f16 encodings worked by hand
+    assert int(out["%h999999999"][0]) == 0x4200 and int(out["%b16_7"][0]) == 0x4500
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--threads", "1000000000000"], "--threads 1000000000000"),
+    (["--memory", "1000000000000"], "--memory 1000000000000"),
+    (["--memory", "9" * 80], "--memory 9999"),
+])
+def test_cli_huge_sizes_one_line(tmp_path, capsys, argv, word):
+    f = tmp_path / "a.ptx"
+    f.write_text("add.rn.f16 %h1, %h2, %h3;\n")
+    rc = cli.main(["run", str(f), "--set", "h2=0x3c00", "h3=0x3c00"] + argv)
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and word in err, err
+
+
+def test_api_huge_sizes_raise_ptxfp_errors():
+    with pytest.raises(ptxfp.ResourceError, match="threads"):
+        ptxfp.run("add.rn.f16 %h1, %h2, %h3;", {"%h2": 0, "%h3": 0}, threads=10**12)
+    with pytest.raises(ptxfp.ResourceError, match="memory"):
+        ptxfp.run("add.rn.f16 %h1, %h2, %h3;", {"%h2": 0, "%h3": 0},
+                  memory=np.broadcast_to(np.uint8(0), (10**13,)))
+    with pytest.raises(ptxfp.ResourceError, match="operands of 'add.rn.f16'"):
+        ptxfp.execute("add.rn.f16", _huge_view(10**7), np.zeros((10**7, 1), np.uint16))
+    with pytest.raises(ptxfp.ResourceError, match="operands of 'cvt.rn.f16.f32'"):
+        ptxfp.convert("cvt.rn.f16.f32", np.broadcast_to(np.uint32(0), (10**7, 10**7)))
+    with pytest.raises(ptxfp.OperandError, match="threads"):
+        ptxfp.run("add.rn.f16 %h1, %h2, %h3;", {"%h2": 0, "%h3": 0}, threads=-1)
+
+
+def test_deep_nesting_and_long_numbers_are_syntax_errors():
+    rep = ptxfp.check("mov.b32 %r1, " + "{" * 10000 + "%r2" + "}" * 10000 + ";")
+    assert rep.errors and rep.errors[0].rule == "syntax" and "nested" in rep.errors[0].message
+    rep = ptxfp.check("add.s32 %r1, %r2, " + "9" * 5000 + ";")
+    assert rep.errors and rep.errors[0].rule == "syntax"
