@@ -99,14 +99,13 @@ class paused_gc:
 
     __slots__ = ("was",)
 
-    def __enter__(self):
+    def __enter__(self) -> "paused_gc":
         import gc
         self.was = gc.isenabled()
         gc.disable()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self.was:
             import gc
             gc.enable()
-        return False
