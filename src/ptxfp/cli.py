@@ -454,13 +454,14 @@ def cmd_run(args, out):
                        f"before it is set: give it with --set {first.name}=VALUE"
                        + (f" (also needed: {', '.join(missing[1:])})" if missing[1:] else ""))
     memory = _memory_arg(args.memory)
-    try:
-        with _in_file(name):
+    with _in_file(name):
+        try:
             res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
-    except ResourceError as e:
-        if e.option == "threads" and args.threads is not None:   # say it as the option
-            raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") from None
-        raise
+        except ResourceError as e:
+            if e.option == "threads" and args.threads is not None:   # say it as the option
+                raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") \
+                    from None
+            raise
     names = list(res.registers)
     if args.json:
         regs = {}
