@@ -17,6 +17,7 @@ Two Hypothesis profiles:
 
 import contextlib
 import io
+import json
 import os
 import tempfile
 import time
@@ -274,13 +275,15 @@ def _cli(args):
             f.write(text.encode("utf-8", "surrogateescape") if not as_bytes else
                     text.encode("utf-8", "surrogateescape") + b"\xff\xfe")
         for cmd in (["check", path] + argv[:1], ["run", path] + argv):
-            err = io.StringIO()
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+            err, out = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 rc = bounded("cli", cli.main, cmd)
             assert rc in (0, 1, 2), (cmd, rc)
             msg = err.getvalue()
-            assert "Traceback" not in msg, msg
-            if rc == 2:
+            assert "Traceback" not in msg + out.getvalue(), msg
+            if rc == 2 and "--json" in cmd:          # with --json the error is JSON on stdout
+                assert "error" in json.loads(out.getvalue()), out.getvalue()
+            elif rc == 2:
                 assert msg.count("\n") == 1 and msg.startswith("ptxfp: error: "), msg
 
 
