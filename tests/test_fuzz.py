@@ -388,6 +388,10 @@ def test_api_huge_sizes_raise_ptxfp_errors():
         ptxfp.execute("add.rn.f16", _huge_view(10**7), np.zeros((10**7, 1), np.uint16))
     with pytest.raises(ptxfp.ResourceError, match="operands of 'cvt.rn.f16.f32'"):
         ptxfp.convert("cvt.rn.f16.f32", np.broadcast_to(np.uint32(0), (10**7, 10**7)))
+    with pytest.raises(ptxfp.ResourceError, match="to_bits"):
+        ptxfp.to_bits(np.broadcast_to(1.0, (10**7, 10**7)), "f16")
+    with pytest.raises(ptxfp.ResourceError, match="from_bits"):
+        ptxfp.from_bits(np.broadcast_to(np.uint16(1), (10**7, 10**7)), "f16")
     with pytest.raises(ptxfp.OperandError, match="threads"):
         ptxfp.run("add.rn.f16 %h1, %h2, %h3;", {"%h2": 0, "%h3": 0}, threads=-1)
 

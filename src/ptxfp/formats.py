@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import FormatError
+from .limits import check_bytes
 
 #: Python-side result of to_bits/from_bits: an int/float for a scalar, else an array
 Bits = Union[int, NDArray[np.unsignedinteger[Any]]]
@@ -232,6 +233,8 @@ def to_bits(values: ArrayLike, fmt: str) -> Bits:
         ('0x3f80', '0x7c00')
     """
     lane, packed = _check_fmt(fmt)
+    if isinstance(values, np.ndarray):            # float64 temporaries per element, weighed
+        check_bytes(values.size * 40, f"to_bits({fmt})", f"({values.size} values)")
     hi, lost = _exact_read(values)
     if packed:
         if hi.ndim == 0 or hi.shape[-1] != 2:
@@ -262,6 +265,7 @@ def from_bits(bits: ArrayLike, fmt: str) -> float | NDArray[np.float64]:
     from .execute import as_bits
     width = 32 if packed else lane.width
     b = as_bits(bits, width, f"from_bits({fmt})")
+    check_bytes(b.size * 24, f"from_bits({fmt})", f"({b.size} values)")
     if packed:
         lo = (b & np.uint32(0xFFFF)).astype(np.uint16)
         hi = (b >> np.uint32(16)).astype(np.uint16)
