@@ -401,3 +401,7 @@ def test_deep_nesting_and_long_numbers_are_syntax_errors():
     assert rep.errors and rep.errors[0].rule == "syntax" and "nested" in rep.errors[0].message
     rep = ptxfp.check("add.s32 %r1, %r2, " + "9" * 5000 + ";")
     assert rep.errors and rep.errors[0].rule == "syntax"
+    rep = ptxfp.check("{" * 100000 + "\nadd.rn.f16 %h1, %h2, %h3;\n" + "}" * 100000)
+    assert rep.errors and "blocks nested" in rep.errors[0].message
+    with pytest.raises(ptxfp.PtxfpError, match="blocks nested"):
+        ptxfp.run("{" * 100000 + "\nadd.rn.f16 %h1, %h2, %h3;\n" + "}" * 100000)

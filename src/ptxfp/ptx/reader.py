@@ -147,6 +147,10 @@ class Decl:
     array: tuple = ()             #: array dimensions, e.g. (16,)
 
 
+#: bumped by every declaration, so that Scope.lookup's memory of lookups stays right
+_DECLARED = [0]
+
+
 class Names(Mapping):
     """Declared names -> Decl, as a read-only mapping in declaration order, where a range
     declaration (``.reg .b16 %h<1000000000>;``) is kept as one entry and a name of it is made
@@ -173,6 +177,7 @@ class Names(Mapping):
             return have
         self._seq += 1
         self._memo.clear()
+        _DECLARED[0] += 1
         self._one[name] = (self._seq, decl)
         self._order.append((self._seq, name, None, decl))
         return decl
@@ -186,6 +191,7 @@ class Names(Mapping):
             return                                  # every name is declared already
         self._seq += 1
         self._memo.clear()
+        _DECLARED[0] += 1
         counts.append(count)
         entries.append((self._seq, decl))
         self._order.append((self._seq, prefix, count, decl))
@@ -298,20 +304,31 @@ class Names(Mapping):
 class Scope:
     """Names declared in one block (``{ ... }``), with the enclosing block as ``parent``: PTX
     scopes ``.reg`` declarations by block, and nvcc's inline-asm blocks reuse names."""
-    __slots__ = ("parent", "names")
+    __slots__ = ("parent", "names", "_memo", "_stamp")
 
     def __init__(self, parent=None):
         self.parent = parent
         self.names = Names()
+        self._memo = {}
+        self._stamp = -1
 
     def lookup(self, name):
-        s = self
+        # remembered per scope (blocks may nest MAX_BLOCKS deep), until any name is declared
+        if self._stamp != _DECLARED[0]:
+            self._memo = {}
+            self._stamp = _DECLARED[0]
+        memo = self._memo
+        if name in memo:
+            return memo[name]
+        s, d = self, None
         while s is not None:
             d = s.names.get(name)
             if d is not None:
-                return d
+                break
             s = s.parent
-        return None
+        if len(memo) < 65536:
+            memo[name] = d
+        return d
 
     def __repr__(self):
         return f"Scope({self.names!r})"
@@ -446,6 +463,9 @@ MAX_NUMBER_DIGITS = 1000
 
 #: how deep vector operands may nest ({a, {b, c}}: 2); PTX itself nests one level
 MAX_NESTING = 32
+#: how deep { } blocks may nest (nvcc's inline asm adds a level or two); a name is looked up
+#: through every enclosing block, so the depth bounds the cost of each lookup
+MAX_BLOCKS = 256
 
 
 def tokenize(text):
@@ -614,6 +634,8 @@ class _Parser:
                 self.error(t, "expected a directive (.version, .target, .entry, .func ...)"
                            if t.text not in "{}" else "braces outside a function")
             elif t.text == "{":
+                if depth >= MAX_BLOCKS:
+                    self.error(t, f"blocks nested more than {MAX_BLOCKS} deep")
                 self.next()
                 depth += 1
                 self.scope = Scope(self.scope)
@@ -859,6 +881,8 @@ class _Parser:
             if t.kind == "eof":
                 self.error(t, f"missing '}}' at the end of '{self.func.name}'")
             if t.text == "{" and t.kind == "punct":
+                if depth > MAX_BLOCKS:
+                    self.error(t, f"blocks nested more than {MAX_BLOCKS} deep")
                 self.next()
                 depth += 1
                 if depth > 1:
