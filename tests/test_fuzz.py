@@ -243,9 +243,9 @@ def _spelling(s):
 def _operands(args):
     sp, cv, ops = args
     r = bounded("execute", ptxfp.execute, sp, *ops)
-    assert isinstance(r, (int, np.ndarray, ptxfp.PtxfpError)), type(r)
+    assert isinstance(r, (int, np.ndarray, np.generic, ptxfp.PtxfpError)), type(r)
     r = bounded("convert", ptxfp.convert, cv, *ops[:2])
-    assert isinstance(r, (int, np.ndarray, ptxfp.PtxfpError)), type(r)
+    assert isinstance(r, (int, np.ndarray, np.generic, ptxfp.PtxfpError)), type(r)
 
 
 def _text(text):
