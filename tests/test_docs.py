@@ -20,7 +20,7 @@ def test_api_reference():
 
 
 @pytest.mark.parametrize("name", ["ptxfp", "ptxfp.execute", "ptxfp.cvt", "ptxfp.formats",
-                                  "ptxfp.spelling"])
+                                  "ptxfp.spelling", "ptxfp.encode"])
 def test_docstring_examples(name):
     # (ptxfp.execute is also the function's name in the package: import the module by name)
     module = importlib.import_module(name)

@@ -139,7 +139,7 @@ def _diff_chunk(job):
     """Rows a0 <= a < a1 against every b, both lanes: (pairs, mismatches, examples)."""
     spelling, flipped, a0, a1 = job
     from ptxfp import kernels, policy
-    from ptxfp.execute import _spec
+    from ptxfp.execute import kernel_spec as _spec
 
     ks = _diff_kernels.get((spelling, flipped))
     if ks is None:
@@ -530,7 +530,7 @@ def _random_chunk(job):
     spelling, flipped, k, m = job
     t0 = time.perf_counter()
     from ptxfp import kernels, policy
-    from ptxfp.execute import _spec
+    from ptxfp.execute import kernel_spec as _spec
 
     ks = _random_kernels.get((spelling, flipped))
     if ks is None:

@@ -18,7 +18,7 @@ import ptxfp
 import vectors
 from numba import njit
 from ptxfp import kernels, policy, rounding
-from ptxfp.execute import _form, _spec
+from ptxfp.execute import _form, kernel_spec as _spec
 from ptxfp.isa import canonical_spellings
 
 FORMS = canonical_spellings()

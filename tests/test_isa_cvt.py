@@ -15,7 +15,7 @@ import os
 import pytest
 
 import ptxfp
-from ptxfp import isa_cvt
+from ptxfp.isa import cvt as isa_cvt
 from ptxfp.cvt import parse_cvt
 from ptxfp.errors import SpellingError
 from ptxfp.ptx.check import KNOWN_VERSIONS, TARGET_MIN_VERSION, spelling_verdict, target_sm
@@ -76,12 +76,12 @@ def _row_of(canonical):
 # the rows on their own
 
 def test_rows_are_consistent():
-    for row in isa_cvt.TABLE:
+    for row in isa_cvt.ROWS:
         assert row.required <= row.modifiers <= set(isa_cvt.MODIFIER_ORDER)
         assert set(row.roundings) <= set(isa_cvt.ROUNDING_TOKENS)
         assert row.dst in isa_cvt.TYPES and row.src in isa_cvt.TYPES
         assert "f32" in row.types and row.dst != row.src
-        assert row.operands == 2 + row.dst.endswith("x2") + ("rs" in row.roundings)
+        assert len(row.operands) == 2 + row.dst.endswith("x2") + ("rs" in row.roundings)
         assert row.executable == (set(row.roundings) <= set(isa_cvt.ROUNDINGS))
         assert bool(row.targets) == bool(row.targets_message) == (not row.executable)
         for kind, thr, msg in row.requires:
@@ -155,7 +155,7 @@ def test_requirement_messages_are_ptxas_messages():
         if r["legal"]:
             row = _row_of(_canonical(r["spelling"]))
             seen.setdefault(row, []).append(r)
-    assert set(seen) == set(isa_cvt.TABLE)
+    assert set(seen) == set(isa_cvt.ROWS)
     for row, rs in seen.items():
         for kind, thr, msg in row.requires:
             if (kind == "version" and thr <= FLOOR_PTX) or (kind == "target" and thr <= FLOOR_SM):

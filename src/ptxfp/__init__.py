@@ -14,7 +14,7 @@ from .errors import FormatError, OperandError, PtxfpError, ResourceError, Spelli
 from .execute import execute
 from .cvt import convert
 from .ptx.interp import run
-from .formats import from_bits, to_bits
+from .encode import from_bits, to_bits
 from .policy import Policy
 from .spelling import Instruction, parse
 from .ptx.check import Diagnostic, Report, check

@@ -163,7 +163,7 @@ def _fmt_float(x):
 
 def decode(bits, typ):
     """A human reading of `bits` of type `typ`: a float, a lane pair, or an integer."""
-    from .formats import from_bits
+    from .encode import from_bits
     bits = int(bits)
     if typ in ("f16", "bf16", "f32"):
         return _fmt_float(from_bits(bits, typ))
@@ -184,7 +184,7 @@ def _number(bits, typ):
     """The value of `bits` as a JSON number: a float for float types (None for NaN and the
     infinities, which JSON has no numbers for: see the "text" field), an int otherwise, None
     for the packed types (see "lanes")."""
-    from .formats import from_bits
+    from .encode import from_bits
     bits = int(bits)
     if typ in ("f16", "bf16", "f32", "f64"):
         x = float(from_bits(bits, typ)) if typ != "f64" else \
@@ -222,17 +222,13 @@ def _hex(bits, width):
 # --- eval -------------------------------------------------------------------------------------
 
 def _parse_form(spelling):
-    op = spelling.strip().split(".", 1)[0]
-    if op == "cvt":
-        from .cvt import parse_cvt
-        return parse_cvt(spelling)
     from .spelling import parse
     return parse(spelling)
 
 
 def cmd_eval(args, out):
-    from .cvt import CvtInstruction, convert
-    from .execute import execute
+    from .dispatch import compute
+    from .types import width
     form = _parse_form(args.spelling)
     names, fmts = form.operand_names, form.operand_formats
     if len(args.operands) != len(names):
@@ -241,11 +237,10 @@ def cmd_eval(args, out):
                        f"got {len(args.operands)}")
     ops = [parse_value(t, f, f"operand {n} (.{f})")
            for t, n, f in zip(args.operands, names, fmts)]
-    cvt = isinstance(form, CvtInstruction)
-    d = convert(form, *ops) if cvt else execute(form, *ops)
+    d = compute(form, *ops)
     dtype = form.dtype
-    dw = 16 if dtype in ("f16", "bf16") else 32
-    rows = [(n, f, v, 16 if f in ("f16", "bf16") else 32) for n, f, v in zip(names, fmts, ops)]
+    dw = width(dtype)
+    rows = [(n, f, v, width(f)) for n, f, v in zip(names, fmts, ops)]
     rows.append(("d", dtype, d, dw))
     if args.json:
         json.dump({"spelling": str(form), "min_ptx": form.min_ptx_str,
@@ -508,15 +503,10 @@ def cmd_run(args, out):
 
 def _forms():
     from . import isa
-    from .cvt import canonical_spellings as cvt_spellings
-    from .cvt import parse_cvt
     from .spelling import parse
     rows = []
-    for s in isa.canonical_spellings():
+    for s in isa.all_spellings():
         ins = parse(s)
-        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
-    for s in cvt_spellings():
-        ins = parse_cvt(s)
         rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
     return rows
 
@@ -524,10 +514,8 @@ def _forms():
 def _key(ins):
     """One name per form: the canonical spelling with the rounding always written (add.f16
     and add.rn.f16 are one form)."""
-    if getattr(ins, "opcode", "cvt") != "cvt" and getattr(ins, "rounding", None):
-        from . import isa
-        return isa.canonical_spelling(ins.opcode, ins.rounding, ins.modifiers, ins.types)
-    return str(ins)
+    from . import isa
+    return isa.canonical_spelling(ins.opcode, ins.rounding, ins.modifiers, ins.types)
 
 
 def _form_key(word):

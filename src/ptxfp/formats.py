@@ -1,99 +1,62 @@
-"""The storage formats ptxfp works on, as data, and the float helpers at the edge.
+"""The storage formats ptxfp computes in (f16, bf16, f32), as data derived from the type table
+(types.py), with their NumPy float dtypes.
 
-Values inside ptxfp are bit patterns.  ``to_bits``/``from_bits`` are the edge helpers: from
-floats with round-to-nearest-even (one rounding), back to floats exactly.  Each storage format
-also has a NumPy float dtype of the same width (``float_dtype``: ``np.float16``,
-``ml_dtypes.bfloat16``, ``np.float32``), whose arrays ``execute`` and ``convert`` take and give
-as reinterpretations of the same bits.
+Each computed format has a NumPy float dtype of the same width (``float_dtype``: ``np.float16``,
+``ml_dtypes.bfloat16``, ``np.float32``), whose arrays ``execute`` and ``convert`` take and give as
+reinterpretations of the same bits.  This module imports only ``types`` and ``errors``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Union
 
 import ml_dtypes
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
+from . import types
 from .errors import FormatError
-from .limits import check_bytes
+from .types import BF16, F16, F32, FloatFormat
+
+#: a storage format (the type table's FloatFormat)
+Format = FloatFormat
 
 #: Python-side result of to_bits/from_bits: an int/float for a scalar, else an array
 Bits = Union[int, NDArray[np.unsignedinteger[Any]]]
 
-
-@dataclass(frozen=True)
-class Format:
-    name: str
-    code: int          #: small integer id used by the kernels
-    width: int         #: storage bits
-    exp_bits: int
-    man_bits: int      #: stored fraction bits (precision is man_bits + 1)
-
-    @property
-    def precision(self) -> int:
-        return self.man_bits + 1
-
-    @property
-    def bias(self) -> int:
-        return (1 << (self.exp_bits - 1)) - 1
-
-    @property
-    def emin(self) -> int:
-        """Exponent of the smallest normal number."""
-        return 1 - self.bias
-
-    @property
-    def emax(self) -> int:
-        return self.bias
-
-    @property
-    def dtype(self) -> np.dtype[Any]:
-        """The unsigned integer dtype of the format's bit patterns (uint16 or uint32)."""
-        return np.dtype(np.uint16 if self.width == 16 else np.uint32)
-
-    @property
-    def float_dtype(self) -> np.dtype[Any]:
-        """The NumPy float dtype with the same bits: float16, ml_dtypes.bfloat16, float32."""
-        return FLOAT_DTYPES[self.name]
-
-    @property
-    def inf(self) -> int:
-        return ((1 << self.exp_bits) - 1) << self.man_bits
-
-    @property
-    def max_finite(self) -> int:
-        return self.inf - 1
-
-    @property
-    def one(self) -> int:
-        return self.bias << self.man_bits
-
-    @property
-    def sign_bit(self) -> int:
-        return 1 << (self.width - 1)
+#: the formats the kernels compute in: name -> Format (f16, bf16, f32)
+FORMATS: dict[str, Format] = {f.name: f for f in types.FORMATS.values() if f.code >= 0}
+#: packed types of the computed half formats: name -> lane format (f16x2, bf16x2)
+PACKED: dict[str, Format] = {t.name: t.fmt for t in types.TYPES.values()
+                             if t.packed and t.name in types.HALF_TYPES and t.fmt is not None}
 
 
-F16 = Format("f16", 0, 16, 5, 10)
-BF16 = Format("bf16", 1, 16, 8, 7)
-F32 = Format("f32", 2, 32, 8, 23)
+def _np_dtype(fmt: Format) -> np.dtype[Any]:
+    owner = np if hasattr(np, fmt.dtype_name) else ml_dtypes
+    dt: np.dtype[Any] = np.dtype(getattr(owner, fmt.dtype_name))
+    return dt
 
-FORMATS = {f.name: f for f in (F16, BF16, F32)}
-#: packed formats: name -> lane format
-PACKED = {"f16x2": F16, "bf16x2": BF16}
 
-#: each lane format's NumPy float dtype (the same bits, read as floats)
-FLOAT_DTYPES: dict[str, np.dtype[Any]] = {
-    "f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32)}
+#: each computed format's NumPy float dtype (the same bits, read as floats)
+FLOAT_DTYPES: dict[str, np.dtype[Any]] = {n: _np_dtype(f) for n, f in FORMATS.items()}
 #: how the messages spell each float dtype
-DTYPE_SPELLING = {"f16": "np.float16", "bf16": "ml_dtypes.bfloat16", "f32": "np.float32"}
+DTYPE_SPELLING = {n: ("np." if hasattr(np, f.dtype_name) else "ml_dtypes.") + f.dtype_name
+                  for n, f in FORMATS.items()}
+
+
+def bits_dtype(fmt: Format) -> np.dtype[Any]:
+    """The unsigned integer dtype of ``fmt``'s bit patterns (uint16 or uint32)."""
+    return np.dtype(f"uint{max(8, fmt.width)}")
 
 
 def lane_of(fmt: str) -> Format:
-    """The lane Format of ``fmt`` ('f16x2' -> F16, 'f32' -> F32)."""
-    return _check_fmt(fmt)[0]
+    """The lane Format of ``fmt`` ('f16x2' -> F16, 'f32' -> F32).
+
+        >>> f = lane_of("bf16x2")
+        >>> f.name, f.width, f.precision, f.emin, f.emax, hex(f.max_finite)
+        ('bf16', 16, 8, -126, 127, '0x7f7f')
+    """
+    return check_fmt(fmt)[0]
 
 
 def float_dtype(fmt: str) -> np.dtype[Any]:
@@ -115,166 +78,16 @@ def get(name: str) -> Format:
         return FORMATS[name]
     except (KeyError, TypeError):
         raise FormatError(
-            f"unknown format {name!r}: expected one of f16, bf16, f32, f16x2, bf16x2") from None
+            f"unknown format {name!r}: expected one of "
+            f"{', '.join(list(FORMATS) + list(PACKED))}") from None
 
 
-def _check_fmt(fmt: str) -> tuple[Format, bool]:
+def check_fmt(fmt: str) -> tuple[Format, bool]:
+    """(lane Format, packed) of a computed format or packed type name; FormatError otherwise."""
     if fmt in PACKED:
         return PACKED[fmt], True
     return get(fmt), False
 
 
-def _round_f64_to(fmt: Format, x: NDArray[np.float64]) -> NDArray[Any]:
-    """Round a float64 array to ``fmt`` bits, round-to-nearest-even (one rounding; overflow
-    gives an infinity, as IEEE's round-to-nearest does)."""
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        if fmt is F16:
-            # NumPy's float64 -> float16 cast is a single correctly rounded conversion.
-            return x.astype(np.float16).view(np.uint16)
-        if fmt is F32:
-            return x.astype(np.float32).view(np.uint32)
-    # bf16: round the float64 value directly (rounding to f32 first would double-round).
-    from .kernels import round_f64_array
-    out: NDArray[Any] = round_f64_array(x.ravel(), fmt.code).reshape(x.shape)
-    return out
-
-
-def _round_to_odd(hi: NDArray[np.float64], above: NDArray[np.int8]) -> NDArray[np.float64]:
-    """The float64 round-to-odd of exact values x given as ``hi``, x rounded to nearest float64,
-    and ``above``, the sign of x - hi (-1, 0, +1).
-
-    Round-to-odd at 53 bits followed by round-to-nearest into a format of at most 51 bits is
-    one correct rounding of x (Boldo and Melquiond, "Emulation of FMA and correctly rounded
-    sums: proved algorithms using rounding to odd", 2008), so every format here is reached
-    with one rounding."""
-    inexact = above != 0
-    # x truncated toward zero: one step toward zero from hi where x lies between hi and zero
-    inward = inexact & ((hi > 0) == (above < 0))
-    t = np.where(inward, np.nextafter(hi, 0.0), hi)
-    # inexact with an even last bit: the odd neighbour away from zero (where x lies)
-    even = (t.view(np.int64) & 1) == 0
-    away = np.where(t == 0, np.where(above < 0, -np.inf, np.inf), np.copysign(np.inf, t))
-    return np.where(inexact & even & np.isfinite(t), np.nextafter(t, away), t)
-
-
-def _exact_read(values: object) -> tuple[NDArray[np.float64], NDArray[np.int8] | None]:
-    """``values`` as (float64 array rounded to nearest, sign of what that rounding lost, or None
-    when nothing was lost): long double and integers wider than 53 bits are read exactly."""
-    try:
-        arr = np.asarray(values)
-        if arr.dtype.kind == "O":
-            return _exact_read_objects(arr)
-        if arr.dtype.kind not in "biuf" and not is_float_dtype(arr.dtype):
-            raise TypeError(arr.dtype)
-        with np.errstate(over="ignore", invalid="ignore"):
-            hi = arr.astype(np.float64)
-    except (TypeError, ValueError):
-        raise FormatError("to_bits: values must be real numbers") from None
-    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8 and np.finfo(arr.dtype).nmant > 52:
-        # long double: x - hi is exact in long double (hi is x rounded to fewer bits)
-        with np.errstate(invalid="ignore", over="ignore"):
-            lost = np.where(np.isfinite(hi), arr - hi.astype(arr.dtype), 0)
-        return hi, ((lost > 0).astype(np.int8) - (lost < 0).astype(np.int8))
-    if arr.dtype.kind in "iu" and arr.dtype.itemsize > 4:
-        return hi, _int_lost(arr, hi)
-    return hi, None
-
-
-def _int_lost(arr: NDArray[Any], hi: NDArray[np.float64]) -> NDArray[np.int8] | None:
-    """The sign of n - hi for integers n of ``arr`` (hi: n rounded to float64); only
-    magnitudes beyond 2**53 can differ, and only those are compared, exactly."""
-    big = np.flatnonzero(np.abs(hi) > 2.0**53)
-    if big.size == 0:
-        return None
-    lost = np.zeros(arr.shape, np.int8)
-    flat_n, flat_hi, flat_lost = arr.reshape(-1), hi.reshape(-1), lost.reshape(-1)
-    for k in big:
-        d = int(flat_n[k]) - int(flat_hi[k])
-        flat_lost[k] = (d > 0) - (d < 0)
-    return lost
-
-
-def _exact_read_objects(arr: NDArray[Any]) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
-    """An object array (Python ints of any size, floats): element by element, exactly."""
-    hi = np.empty(arr.shape, np.float64)
-    lost = np.zeros(arr.shape, np.int8)
-    for k, v in enumerate(arr.flat):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
-                                                                   np.floating)):
-            raise FormatError(f"to_bits: values must be real numbers, got {type(v).__name__}")
-        if isinstance(v, (int, np.integer)):
-            n = int(v)
-            try:
-                h = float(n)
-            except OverflowError:
-                h = float("inf") if n > 0 else float("-inf")
-            d = 0 if h in (float("inf"), float("-inf")) else n - int(h)
-            hi.flat[k], lost.flat[k] = h, (d > 0) - (d < 0)
-        else:
-            sub_hi, sub_lost = _exact_read(v)
-            hi.flat[k] = sub_hi
-            lost.flat[k] = 0 if sub_lost is None else sub_lost
-    return hi, lost
-
-
-def to_bits(values: ArrayLike, fmt: str) -> Bits:
-    """Encode real numbers as ``fmt`` bit patterns with one rounding to nearest, ties to even.
-
-    ``fmt`` is 'f16', 'bf16', 'f32', or a packed 'f16x2'/'bf16x2', for which ``values`` has
-    shape (..., 2) with lane 0 first (lane 0 lands in bits [15:0]).  ``values``: Python floats
-    and ints, or arrays of any real dtype.  Every value is rounded once, exactly: ``np.longdouble``
-    and integers beyond 2**53 are not rounded to float64 on the way.  A value beyond the format's
-    range rounds to an infinity of its sign (round-to-nearest overflow); one below half the
-    smallest subnormal rounds to a zero of its sign.  NaN becomes the canonical NaN of the
-    format (``ptxfp.POLICY.canonical_nan(fmt)``).  No NumPy warning is raised.  Returns a Python
-    int for a scalar, else a uint16 (f16, bf16) or uint32 (f32, f16x2, bf16x2) array.
-
-        >>> hex(to_bits(1.0, "bf16")), hex(to_bits(70000.0, "f16"))
-        ('0x3f80', '0x7c00')
-    """
-    lane, packed = _check_fmt(fmt)
-    if isinstance(values, np.ndarray):            # float64 temporaries per element, weighed
-        check_bytes(values.size * 40, f"to_bits({fmt})", f"({values.size} values)")
-    hi, lost = _exact_read(values)
-    if packed:
-        if hi.ndim == 0 or hi.shape[-1] != 2:
-            raise FormatError(
-                f"to_bits: values for {fmt} must have shape (..., 2), lane 0 first; "
-                f"got {hi.shape}")
-    x = hi if lost is None else _round_to_odd(hi, lost)
-    bits = _round_f64_to(lane, x)
-    nan = np.isnan(x)
-    if nan.any():
-        from .policy import current
-        bits = np.where(nan, current().canonical_nan(lane.name), bits)
-    bits = np.asarray(bits).astype(lane.dtype)
-    if packed:
-        wide = bits.astype(np.uint32)
-        bits = wide[..., 0] | (wide[..., 1] << np.uint32(16))
-    return bits if bits.ndim else int(bits)
-
-
-def from_bits(bits: ArrayLike, fmt: str) -> float | NDArray[np.float64]:
-    """Decode ``fmt`` bit patterns to float64 exactly (packed formats give shape (..., 2), lane 0
-    first).  A float for one scalar bit pattern, else a float64 array.
-
-        >>> from_bits(0x3F80, "bf16"), from_bits([0x3C00, 0xC000], "f16")
-        (1.0, array([ 1., -2.]))
-    """
-    lane, packed = _check_fmt(fmt)
-    from .execute import as_bits
-    width = 32 if packed else lane.width
-    b = as_bits(bits, width, f"from_bits({fmt})")
-    check_bytes(b.size * 24, f"from_bits({fmt})", f"({b.size} values)")
-    if packed:
-        lo = (b & np.uint32(0xFFFF)).astype(np.uint16)
-        hi = (b >> np.uint32(16)).astype(np.uint16)
-        return np.stack([from_bits(lo, lane.name), from_bits(hi, lane.name)], axis=-1)
-    with np.errstate(invalid="ignore"):          # signalling NaNs quieten on the way
-        if lane is F16:
-            out = b.astype(np.uint16).view(np.float16).astype(np.float64)
-        elif lane is BF16:
-            out = (b.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-        else:
-            out = b.astype(np.uint32).view(np.float32).astype(np.float64)
-    return out if out.ndim else float(out)
+__all__ = ["Format", "Bits", "FORMATS", "PACKED", "FLOAT_DTYPES", "DTYPE_SPELLING", "F16", "BF16",
+           "F32", "bits_dtype", "lane_of", "float_dtype", "is_float_dtype", "get", "check_fmt"]

@@ -1,6 +1,11 @@
-"""Instruction spellings: parse ``fma.rn.oob.relu.bf16x2`` into an Instruction, checked against
-the instruction table (isa.py).  Modifiers may come in any order and may repeat, as ptxas takes
-them (the manual itself writes ``fma.rz.sat.f32.f16.sat``); type tokens keep their order.
+"""Instruction spellings: the one table-driven parser for every row of the instruction table.
+
+``parse("fma.rn.oob.relu.bf16x2")`` and ``parse("cvt.rn.satfinite.bf16.f32")`` go through the same
+steps, reading only the rows (isa/) and their family's vocabulary (``isa.FAMILIES``): the
+opcode names the family, each token is a rounding modifier, a modifier or a type, and the rows
+with those types decide what is legal.  Modifiers may come in any order and some may repeat, as
+ptxas takes them (the manual itself writes ``fma.rz.sat.f32.f16.sat``); type tokens keep their
+order, destination first.
 """
 
 from __future__ import annotations
@@ -8,74 +13,115 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NoReturn
 
-from . import isa
+from . import isa, types
 from .errors import SpellingError
+from .isa.rows import MODIFIER_ORDER, REPEATABLE, ROUNDINGS, Row, canonical_spelling
 
-OPCODES = ("add", "sub", "mul", "fma")
-TYPES = ("f16", "f16x2", "bf16", "bf16x2", "f32")
-_LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
+__all__ = ["Instruction", "parse", "OPCODES"]
+
+#: every opcode the table models
+OPCODES = tuple(isa.OPCODES)
 
 
 @dataclass(frozen=True)
-class Instruction(isa.Requirement):
-    """One parsed instruction spelling, with everything the table says about it."""
+class Instruction:
+    """One parsed instruction spelling, with everything its row says about it."""
     opcode: str
-    dtype: str
-    atype: str
-    rounding: str                     #: effective rounding mode ('rn' when none is written)
+    dtype: str                        #: destination type
+    atype: str                        #: type of the first source (equal to dtype unless mixed)
+    rounding: str | None              #: effective rounding ('rn' for add when none is written;
+    #                                   None where none is written and there is no default)
     rounding_explicit: bool
-    ftz: bool
-    sat: bool
-    relu: bool
-    oob: bool
-    min_ptx: tuple[int, int]
-    min_sm: int
+    modifiers: frozenset[str]
     spelling: str = field(compare=False)
-    row: isa.Row = field(compare=False, repr=False)
+    row: Row = field(compare=False, repr=False)
+
+    # -- modifiers
+    @property
+    def ftz(self) -> bool:
+        return "ftz" in self.modifiers
+
+    @property
+    def sat(self) -> bool:
+        return "sat" in self.modifiers
+
+    @property
+    def relu(self) -> bool:
+        return "relu" in self.modifiers
+
+    @property
+    def oob(self) -> bool:
+        return "oob" in self.modifiers
+
+    @property
+    def satfinite(self) -> bool:
+        return "satfinite" in self.modifiers
+
+    # -- what the row says
+    @property
+    def family(self) -> str:
+        return self.row.family
+
+    @property
+    def min_ptx(self) -> tuple[int, int]:
+        return self.row.min_ptx
+
+    @property
+    def min_sm(self) -> int:
+        return self.row.min_sm
+
+    @property
+    def min_ptx_str(self) -> str:
+        return "%d.%d" % self.min_ptx
+
+    @property
+    def min_target(self) -> str:
+        return "sm_%d" % self.min_sm
 
     @property
     def mixed(self) -> bool:
         return self.row.mixed
 
     @property
+    def narrowing(self) -> bool:
+        """A cvt from .f32 to a narrower type."""
+        return self.family == "cvt" and self.atype == "f32"
+
+    @property
     def types(self) -> tuple[str, ...]:
-        return self.row.type_tokens
+        return self.row.types
 
     @property
     def lanes(self) -> int:
-        return 2 if self.dtype.endswith("x2") else 1
+        return types.get(self.dtype).lanes
 
     @property
     def lane_format(self) -> str:
-        """Format of the a and b lanes: 'f16' or 'bf16'."""
-        return _LANE[self.atype]
+        """Format of the a (and b) lanes: 'f16', 'bf16' or 'f32'."""
+        return types.lane_format(self.atype).name
 
     @property
     def result_format(self) -> str:
-        return _LANE[self.dtype]
+        """Format of the destination's lanes."""
+        return types.lane_format(self.dtype).name
 
     @property
-    def modifiers(self) -> frozenset[str]:
-        return frozenset(m for m in isa.MODIFIERS if getattr(self, m))
+    def result_width(self) -> int:
+        return types.width(self.dtype)
 
     @property
     def operand_names(self) -> tuple[str, ...]:
         """Source operand names in PTX order (destination excluded)."""
-        return isa.OPERANDS[(self.opcode, self.mixed)][1:]
+        return self.row.operand_names
 
     @property
     def operand_formats(self) -> tuple[str, ...]:
-        """Format of each source operand in PTX order, e.g. ('f16', 'f32') for add.f32.f16."""
-        return tuple("f32" if (self.mixed and n == "c") else self.atype
-                     for n in self.operand_names)
-
-    @property
-    def result_type(self) -> str:
-        return self.dtype
+        """Type of each source operand in PTX order, e.g. ('f16', 'f32') for add.f32.f16."""
+        return self.row.operand_formats
 
     def __str__(self) -> str:
         rnd = self.rounding if self.rounding_explicit else None
-        return isa.canonical_spelling(self.opcode, rnd, self.modifiers, self.types)
+        return canonical_spelling(self.opcode, rnd, self.modifiers, self.types)
 
 
 def _fail(spelling: str, token: str | None, rule: str, message: str) -> NoReturn:
@@ -86,13 +132,35 @@ def _dotted(names: Iterable[str]) -> str:
     return ", ".join("." + n for n in names)
 
 
+def _ordered(mods: Iterable[str]) -> list[str]:
+    return sorted(mods, key=MODIFIER_ORDER.index)
+
+
+def _family_vocabulary(family: str) -> tuple[frozenset[str], frozenset[str], int]:
+    """The modifiers and type tokens a family reads, and the fewest type tokens of its rows."""
+    rows = isa.family_rows(family)
+    mods = frozenset().union(*(r.modifiers for r in rows))
+    fam = isa.FAMILIES[family]
+    row_types = {t for r in rows for t in r.types}
+    # a family whose other type combinations are legal PTX reads every data type token
+    # (cvt.rn.s32.f32 is then 'not modeled'); the others read their rows' types only
+    known = frozenset(t for t, pt in types.TYPES.items() if pt.kind in (types.FLOAT, types.INT)) \
+        | types.OTHER_TYPE_TOKENS if fam.foreign_types_not_modeled else frozenset(row_types)
+    return mods, known | frozenset(row_types), min(len(r.types) for r in rows)
+
+
+_VOCABULARY = {fam: _family_vocabulary(fam) for fam in isa.FAMILIES}
+
+
 def parse(spelling: str) -> Instruction:
-    """Parse and validate an instruction spelling against the instruction table (``ptxfp.isa``);
-    raise SpellingError naming the bad token and the rule it breaks.
+    """Parse and validate an instruction spelling against the instruction table (``ptxfp.isa``),
+    arithmetic and cvt alike; raise SpellingError naming the bad token and the rule it breaks.
 
         >>> ins = parse("fma.rz.sat.f32.f16.sat")
         >>> str(ins), ins.operand_names, ins.operand_formats, ins.min_target
         ('fma.rz.sat.f32.f16', ('a', 'b', 'c'), ('f16', 'f16', 'f32'), 'sm_100')
+        >>> parse("cvt.rn.relu.bf16x2.f32").operand_names
+        ('a', 'b')
     """
     if not isinstance(spelling, str):
         raise SpellingError(f"an instruction spelling must be a string, got {type(spelling).__name__}",
@@ -102,69 +170,83 @@ def parse(spelling: str) -> Instruction:
     if not text or any(t == "" for t in tokens):
         _fail(text, None, "syntax", "empty token (misplaced '.')")
     opcode, rest = tokens[0], tokens[1:]
-    if opcode not in OPCODES:
+    family = isa.OPCODES.get(opcode)
+    if family is None:
         _fail(text, opcode, "unknown-instruction",
               f"unknown instruction '{opcode}' (ptxfp models {', '.join(OPCODES)})")
+    fam = isa.FAMILIES[family]
+    known_mods, known_types, fewest_types = _VOCABULARY[family]
     roundings: list[str] = []
     mods: set[str] = set()
-    types: list[str] = []
+    tys: list[str] = []
     for t in rest:
-        if t in isa.ROUNDINGS or t in ("rna", "rs"):
+        if t in fam.rounding_tokens:
             if roundings:
-                _fail(text, "." + t, "multiple-rounding",
+                _fail(text, "." + t, fam.conflict_rule,
                       f"multiple rounding modifiers specified ('.{roundings[0]}' and '.{t}')")
             roundings.append(t)
-        elif t in isa.MODIFIERS:
-            if t in mods and t not in isa.REPEATABLE:
+        elif t in known_mods:
+            if t in mods and t not in REPEATABLE:
                 _fail(text, "." + t, "duplicate-modifier", f"duplicate .{t} modifier")
             mods.add(t)
-        elif t in TYPES:
-            types.append(t)
+        elif t in known_types:
+            tys.append(t)
         else:
             _fail(text, "." + t, "unknown-modifier",
                   f"unknown modifier '.{t}' for instruction '{opcode}'")
-    if not types:
-        _fail(text, None, "missing-type", f"instruction '{opcode}' needs a type")
-    rows = [r for r in isa.TABLE if r.opcode == opcode and r.type_tokens == tuple(types)]
+    tname = "." + ".".join(tys)
+    if len(tys) < fewest_types:
+        _fail(text, None, "missing-type",
+              f"instruction '{opcode}' needs {'a type' if fewest_types == 1 else 'types'}"
+              + (", destination then source" if fewest_types > 1 else "")
+              + (f" (got {_dotted(tys)})" if tys else ""))
+    rows = isa.rows_for(opcode, tuple(tys))
     if not rows:
-        ok = sorted({"." + ".".join(r.type_tokens) for r in isa.TABLE if r.opcode == opcode})
-        _fail(text, "." + ".".join(types), "illegal-type",
-              f"illegal type '.{'.'.join(types)}' for instruction '{opcode}' "
-              f"(allowed: {', '.join(ok)})")
+        family_rows = isa.family_rows(family)
+        row_types = {t for r in family_rows for t in r.types}
+        if fam.foreign_types_not_modeled and (
+                any(t not in row_types for t in tys) or len(set(tys)) < len(tys)):
+            _fail(text, tname, "not-modeled",
+                  f"'{opcode}{tname}' is not modeled by ptxfp (it models {fam.modeled})")
+        ok = dict.fromkeys("." + ".".join(r.types) for r in family_rows if r.opcode == opcode)
+        _fail(text, tname, "illegal-type",
+              f"illegal type '{tname}' for instruction '{opcode}' (allowed: {', '.join(ok)})")
     rnd = roundings[0] if roundings else None
-    tname = "." + ".".join(types)
     if rnd is not None and not any(rnd in r.roundings for r in rows):
-        allowed = sorted({m for r in rows for m in r.roundings}, key=isa.ROUNDINGS.index)
+        allowed = sorted({m for r in rows if r.executable for m in r.roundings},
+                         key=ROUNDINGS.index)
         _fail(text, "." + rnd, "illegal-rounding",
-              f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}' "
-              f"(allowed: {_dotted(allowed)})")
+              f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}'"
+              + (f" (allowed: {_dotted(allowed)})" if allowed else " (it takes none)"))
     allowed_mods: set[str] = set().union(*(r.modifiers for r in rows))
-    for m in sorted(mods, key=isa.MODIFIER_ORDER.index):
+    for m in _ordered(mods):
         if m not in allowed_mods:
             _fail(text, "." + m, "illegal-modifier",
                   f".{m} is not allowed with '{opcode}{tname}'"
-                  + (f" (allowed: {_dotted(sorted(allowed_mods))})" if allowed_mods else ""))
-    fits = [r for r in rows if mods <= r.modifiers and r.required <= mods
-            and (rnd is None or rnd in r.roundings)]
+                  + (f" (allowed: {_dotted(_ordered(allowed_mods))})" if allowed_mods else ""))
+    by_mods = [r for r in rows if mods <= r.modifiers and r.required <= mods]
+    if not by_mods:
+        _fail(text, _dotted(_ordered(mods)), "illegal-combination",
+              f"modifiers {_dotted(_ordered(mods))} cannot be combined on '{opcode}{tname}'")
+    fits = [r for r in by_mods if rnd is None or rnd in r.roundings]
     if not fits:
-        # Every modifier is legal on its own, so it is the combination (or the rounding with it).
-        by_mods = [r for r in rows if mods <= r.modifiers and r.required <= mods]
-        if by_mods and rnd is not None:
-            allowed = sorted({m for r in by_mods for m in r.roundings}, key=isa.ROUNDINGS.index)
-            _fail(text, "." + rnd, "illegal-rounding",
-                  f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}' with "
-                  f"{_dotted(sorted(mods))} (allowed: {_dotted(allowed)})")
-        _fail(text, _dotted(sorted(mods)), "illegal-combination",
-              f"modifiers {_dotted(sorted(mods, key=isa.MODIFIER_ORDER.index))} "
-              f"cannot be combined on '{opcode}{tname}'")
-    # Several rows can fit (e.g. fma.rn.relu.f16x2 is in no other row); take the least demanding.
+        allowed = sorted({m for r in by_mods for m in r.roundings}, key=ROUNDINGS.index)
+        _fail(text, f".{rnd}", "illegal-rounding",
+              f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}' with "
+              f"{_dotted(_ordered(mods))} (allowed: {_dotted(allowed)})")
+    # Several rows can fit (fma.rn.relu.f16x2 is in no other row, cvt.rn.f16.f32 is in the
+    # rows with and without .ftz): take the least demanding.
     row = min(fits, key=lambda r: (r.min_ptx, r.min_sm))
     if rnd is None and row.rounding_required:
         _fail(text, None, "rounding-required",
-              f"rounding modifier required for '{opcode}{tname}' "
-              f"(one of {_dotted(row.roundings)})")
+              f"rounding modifier required for '{opcode}{tname}' (one of {_dotted(row.roundings)})")
+    if not row.executable:
+        _fail(text, "." + rnd if rnd else tname, "not-modeled",
+              f"'{canonical_spelling(opcode, rnd, mods, row.types)}' is legal PTX (ptxfp.check "
+              f"knows it, {row.min_ptx[0]}.{row.min_ptx[1]}, "
+              f"{', '.join(row.targets) or 'sm_%d' % row.min_sm}) but ptxfp does not compute it"
+              + (" (stochastic rounding takes random bits)" if rnd == "rs" else ""))
+    default = fam.default_rounding if row.roundings else None
     return Instruction(
-        opcode=opcode, dtype=row.dtype, atype=row.atype, rounding=rnd or "rn",
-        rounding_explicit=rnd is not None, ftz="ftz" in mods, sat="sat" in mods,
-        relu="relu" in mods, oob="oob" in mods, min_ptx=row.min_ptx, min_sm=row.min_sm,
-        spelling=text, row=row)
+        opcode=opcode, dtype=row.dtype, atype=row.atype, rounding=rnd or default,
+        rounding_explicit=rnd is not None, modifiers=frozenset(mods), spelling=text, row=row)

@@ -1,43 +1,34 @@
-"""The forms the harness verifies: the arithmetic table (ptxfp.isa) and the cvt table
-(ptxfp.isa_cvt, computed by ptxfp.cvt), behind one interface: parse, model, widths."""
+"""The forms the harness verifies: every executable row of the instruction table (ptxfp.isa),
+behind one interface: parse, model, widths (all read from the rows and the type table)."""
 
-from .. import cvt as _cvt_module
-from .. import isa
+from .. import isa, types
 from ..spelling import parse
 
 
-def _cvt():
-    return _cvt_module
-
-
 def is_cvt(ins):
-    return getattr(ins, "opcode", None) == "cvt"
+    return ins.family == "cvt"
 
 
 def parse_form(spelling):
-    """An arithmetic Instruction or a CvtInstruction (``cvt.*``)."""
+    """The parsed Instruction of a spelling (any family)."""
     if not isinstance(spelling, str):
         return spelling
-    if spelling.strip().startswith("cvt."):
-        return _cvt().parse_cvt(spelling)
     return parse(spelling)
 
 
 def model(ins, *operands):
-    """ptxfp's result bits for a form (execute() or convert())."""
-    if is_cvt(ins):
-        return _cvt().convert(ins, *operands)
-    from ..execute import execute
-    return execute(ins, *operands)
+    """ptxfp's result bits for a form (execute() or convert(), as its family says)."""
+    from ..dispatch import compute
+    return compute(ins, *operands)
 
 
 def all_spellings():
-    """Every canonical spelling: the arithmetic table, then the cvt table."""
-    return list(isa.canonical_spellings()) + list(_cvt().canonical_spellings())
+    """Every canonical spelling: the arithmetic rows, then the cvt rows."""
+    return isa.all_spellings()
 
 
 def width(fmt):
-    return 16 if fmt in ("f16", "bf16") else 32
+    return types.width(fmt)
 
 
 def operand_widths(ins):
@@ -45,10 +36,8 @@ def operand_widths(ins):
 
 
 def result_width(ins):
-    if is_cvt(ins):
-        return ins.result_width
-    return width(ins.dtype)
+    return ins.result_width
 
 
 def is_mixed(ins):
-    return bool(getattr(ins, "mixed", False)) and not is_cvt(ins)
+    return ins.mixed

@@ -4,11 +4,12 @@ The checker reads PTX text (a bare spelling, a snippet, or a module; see reader.
 every instruction in ptxfp's model, decides what ptxas decides:
 
 * half-precision and mixed-precision ``add``/``sub``/``mul``/``fma``: the spelling through
-  ``ptxfp.parse()`` (the instruction table, isa.py) plus the lexical rules ptxas applies before
-  it (unknown modifiers, more than one rounding modifier, a repeated ``.ftz``/``.oob``); the
-  requirements from the parsed Instruction's ``min_ptx``/``min_sm``;
-* ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2: the rows of the cvt table (isa_cvt.py),
-  the same rows ``ptxfp.convert`` parses and computes, with ptxas' messages for requirements;
+  ``ptxfp.parse()`` (the instruction table, isa/) plus the lexical rules ptxas applies before
+  it (unknown modifiers, more than one rounding modifier, a repeated ``.ftz``/``.oob``);
+* ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2: the cvt rows (isa/cvt.py), the same rows
+  ``ptxfp.convert`` parses and computes;
+* for both, the requirements (with ptxas' messages) and the operands' classes are the row's own
+  (``Row.requires``, ``Row.operands``);
 * the .version/.target pair, unknown versions and targets (tables below, from ptxas 13.0);
 * operands (in snippets and modules): count, vector operands, register types and immediates
   per operand (tables below, measured with ptxas), undeclared registers.
@@ -30,17 +31,19 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from .. import isa, isa_cvt
+from .. import isa, types
 from ..errors import SpellingError
+<<<<<<< HEAD
 from ..limits import guarded, paused_gc
+=======
+from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
+>>>>>>> c13f6dc (isa/: complete rows (operands, classes, ptxas' requirement triples) and one table-driven parser for add/sub/mul/fma and cvt)
 from ..spelling import parse
 from . import opcodes
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
            "requirement_messages", "KNOWN_VERSIONS", "TARGET_MIN_VERSION", "RULES"]
-
-SEVERITIES = ("error", "warning", "info")
 
 #: rule id -> what it covers
 RULES = {
@@ -186,17 +189,12 @@ def _norm_target(target):
 # ---------------------------------------------------------------------------------------------
 # spellings
 
-HALF_TYPES = ("f16", "f16x2", "bf16", "bf16x2")
-ARITH_OPCODES = ("add", "sub", "mul", "fma")
-#: every PTX fundamental/alternate type name (a token of these is a type, not a modifier)
-PTX_TYPES = frozenset(
-    "s8 s16 s32 s64 u8 u16 u32 u64 b8 b16 b32 b64 b128 f16 f16x2 bf16 bf16x2 f32 f64 tf32 "
-    "e4m3 e5m2 e4m3x2 e5m2x2 e2m3x2 e3m2x2 e2m1x2 ue8m0x2 e2m1 e3m2 e2m3 ue8m0 pred "
-    # the packed non-half types of add/sub/mul/fma/min/max (PTX ISA 8.6+ f32x2, 8.0+ s16x2):
-    # a type, so that 'mul.f32x2' is a form outside the model rather than an unknown modifier
-    "f32x2 s16x2 u16x2".split())
+HALF_TYPES = types.HALF_TYPES
+ARITH_OPCODES = tuple(op for op, fam in isa.OPCODES.items() if fam == "arith")
+#: every PTX type name (a token of these is a type, not a modifier): the type table's
+PTX_TYPES = types.TYPE_TOKENS
 #: rounding-modifier tokens ("Multiple rounding modifiers specified" counts them all)
-ROUNDING_TOKENS = frozenset("rn rz rm rp rna rs rni rzi rmi rpi".split())
+ROUNDING_TOKENS = frozenset(_RNDS)
 #: modifiers ptxas knows on these instructions: illegal ones are "Illegal modifier '.x' for
 #: instruction 'op'"; any other token is "Unknown modifier '.x'" (measured: .full, .foo)
 KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx".split()) | ROUNDING_TOKENS
@@ -228,11 +226,11 @@ class Verdict:
 
     @property
     def min_ptx(self):
-        return isa_cvt.min_ptx(self.requires)
+        return isa.min_ptx(self.requires)
 
     @property
     def min_sm(self):
-        return isa_cvt.min_sm(self.requires)
+        return isa.min_sm(self.requires)
 
     def accepts(self, version, target):
         """ptxas' decision at (version, target): True when the spelling assembles there."""
@@ -305,85 +303,19 @@ ILLEGAL_ORDER = ("relu", "ftz", "oob", "sat", "satfinite", "approx", "rs")
 ARITH_CONFLICTS = (("relu", "sat"), ("ftz", "oob"))
 
 
-def _arith_requires(ins):
-    """ptxas' messages for the binding requirement of a parsed half/mixed instruction; the
-    thresholds are the Instruction's own min_ptx / min_sm (from isa.py)."""
-    op, v, sm = ins.opcode, ins.min_ptx, ins.min_sm
-    vtxt = f"requires PTX ISA .version {_vstr(v)} or later"
-    ttxt = f"requires .target sm_{sm} or higher"
-    if ins.mixed:
-        feat = f"{op}.f32.{ins.atype}"
-        return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
-    if ins.oob:
-        return (("version", v, f"Feature '.oob' {vtxt}"), ("target", sm, f"Modifier '.oob' {ttxt}"))
-    if op != "fma" and ins.dtype.startswith("bf16"):
-        feat = f"{op}.{ins.dtype}"
-        return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
-    if ins.relu:
-        return (("version", v, f"Feature '.relu' {vtxt}"), ("target", sm, f"Modifier '.relu' {ttxt}"))
-    if ins.dtype.startswith("bf16"):
-        feat = "." + ins.dtype
-        return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
-    feat = "f16 arithemetic and compare instructions"     # sic: ptxas' own spelling
-    return (("version", v, f"Feature '{feat}' {vtxt}"), ("target", sm, f"Feature '{feat}' {ttxt}"))
-
-
-# operand classes: the register types and immediate kinds ptxas 13.0 takes (operands.jsonl)
-IMM_F32 = frozenset({"imm_f32hex", "imm_f64hex", "imm_float"})
-IMM_INT = frozenset({"imm_int", "imm_hex"})
-OPERAND_CLASSES = {
-    "f16": frozenset({"b16", "f16"}),
-    "f16x2": frozenset({"b32", "f16x2"}),
-    "bf16": frozenset({"b16"}),
-    "bf16x2": frozenset({"b32"}),
-    "mixed.f16": frozenset({"b16", "f16"}),
-    "mixed.bf16": frozenset({"b16", "u16", "s16"}) | IMM_INT,
-    "f32.dst": frozenset({"f32", "b32"}),
-    "f32.src": frozenset({"f32", "b32"}) | IMM_F32,
-    # cvt
-    "cvt.f16.d": frozenset({"b16", "f16", "b32", "b64"}),
-    "cvt.bf16.d": frozenset({"b16"}),
-    "cvt.f16x2.d": frozenset({"b32", "b64", "f16x2"}),
-    "cvt.bf16x2.d": frozenset({"b32"}),
-    "cvt.f32.to_f16": frozenset({"f32", "b32", "b64"}) | IMM_F32,
-    "cvt.f32.to_bf16": frozenset({"f32", "b32"}) | IMM_F32,
-    "cvt.rbits": frozenset({"b32"}),
-    "cvt.f32.from_f16": frozenset({"f32", "b32", "b64"}),
-    "cvt.f16.a": frozenset({"b16", "f16", "b32", "b64"}),
-    "cvt.f32.from_bf16": frozenset({"f32", "b32"}),
-    "cvt.bf16.a": frozenset({"b16"}),
-}
 def _arith_slots(op, types):
     """(name, operand class) per operand of add/sub/mul/fma with these type tokens, or ()
-    when the table has no such types."""
-    rows = [r for r in isa.TABLE if r.opcode == op and r.type_tokens == tuple(types)]
-    if not rows:
-        return ()
-    row = rows[0]
-    names = isa.OPERANDS[(op, row.mixed)]
-    if row.mixed:
-        cls = {"d": "f32.dst", "c": "f32.src", "a": "mixed." + row.atype,
-               "b": "mixed." + row.atype}
-        return tuple((n, cls[n]) for n in names)
-    return tuple((n, row.dtype) for n in names)
+    when the table has no such types: the row's own operands."""
+    rows = isa.rows_for(op, tuple(types))
+    return rows[0].slots if rows else ()
 
 
 def _cvt_slots(types, rnd):
     """(name, operand class) per operand of cvt with these types (and rounding), or ()."""
-    if len(types) != 2 or not isa_cvt.rows_for(*types):
+    rows = isa.rows_for("cvt", tuple(types))
+    if not rows:
         return ()
-    d, s = types
-    if s == "f32":
-        src = "cvt.f32.to_bf16" if d.startswith("bf16") else "cvt.f32.to_f16"
-        slots = [("d", f"cvt.{d}.d"), ("a", src)]
-        if d.endswith("x2"):
-            slots.append(("b", src))
-            if rnd == "rs":
-                slots.append(("rbits", "cvt.rbits"))
-        return tuple(slots)
-    if s == "f16":
-        return (("d", "cvt.f32.from_f16"), ("a", "cvt.f16.a"))
-    return (("d", "cvt.f32.from_bf16"), ("a", "cvt.bf16.a"))
+    return next((r for r in rows if rnd in r.roundings), rows[0]).slots
 
 
 def _check_arith(spelling, toks):
@@ -407,13 +339,13 @@ def _check_arith(spelling, toks):
     slots = _arith_slots(op, types)
     if errs:
         return Verdict(spelling, "arith", tuple(dict.fromkeys(errs)), slots=slots, form=ins)
-    return Verdict(spelling, "arith", (), _arith_requires(ins), slots=slots, form=ins)
+    return Verdict(spelling, "arith", (), ins.row.requires, slots=slots, form=ins)
 
 
 def _arith_error(op, types, rnd, mods, e):
     """ptxas' message for a spelling ptxfp's parser rejects (``e``): the table decides, the
     wording and the choice among several problems follow ptxas."""
-    rows = [r for r in isa.TABLE if r.opcode == op and r.type_tokens == types]
+    rows = isa.rows_for(op, types)
     if not rows or e.rule in ("illegal-type", "missing-type"):
         return "illegal-type", f"Unexpected instruction types specified for '{op}'"
     allowed = set().union(*(r.modifiers for r in rows))
@@ -492,7 +424,7 @@ def _check_cvt_spelling(spelling, toks):
     errs += _cvt_conflicts(types, rnd, mods)
     if errs:
         return Verdict(spelling, "cvt", tuple(dict.fromkeys(errs)))
-    rows = isa_cvt.rows_for(*types) if len(types) == 2 else []
+    rows = isa.rows_for("cvt", types)
     widening = len(types) == 2 and types[0] == "f32"
     if not rows or (widening and ("relu" in mods or "satfinite" in mods)):
         # .relu/.satfinite exist on narrowing cvt only: ptxas then blames the types

@@ -1,8 +1,8 @@
-"""The cvt table: every ``cvt`` form between .f32 and .f16/.bf16/.f16x2/.bf16x2, as rows of data.
+"""The cvt rows: every ``cvt`` form between .f32 and .f16/.bf16/.f16x2/.bf16x2, as rows of data.
 
 The one description of these forms: ``ptxfp.convert``'s parser and dispatcher (cvt.py), the
 checker (ptx/check.py), the CLI listing, the hardware harness and the test generators all read
-``TABLE``.  isa.py is the same for add/sub/mul/fma.
+``ROWS``.  isa/arith.py is the same for add/sub/mul/fma.
 
 One row is one family of spellings: destination and source type, the rounding modes it takes
 (and whether one is required), the modifiers it may carry (and those it must carry), the number
@@ -38,91 +38,24 @@ flushed f32 subnormals by default, which is not modeled).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import combinations, product
 from typing import Any, Iterable, Iterator, Sequence
 
-#: one requirement: ('version', (major, minor), message) or ('target', sm, message)
-Require = tuple[str, Any, str]
+from .. import types
+from .rows import (MODIFIER_ORDER as _ALL_MODIFIERS, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
+                   Operand, Require, Row, canonical_spelling as _spelling, min_ptx, min_sm)
+
+__all__ = ["ROWS", "SECTION", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
+           "TYPES", "RS_TARGETS", "PAIRS", "rows_for", "canonical_spelling", "forms",
+           "canonical_spellings", "min_ptx", "min_sm", "Require"]
 
 SECTION = "9.7.9.21"
-#: the IEEE rounding modes of the executable rows
-ROUNDINGS = ("rn", "rz", "rm", "rp")
-#: rounding-modifier tokens ptxas recognises on cvt
-ROUNDING_TOKENS = ("rn", "rz", "rm", "rp", "rna", "rs", "rni", "rzi", "rmi", "rpi")
-#: cvt modifiers of the table, in the order of a canonical spelling (manual syntax blocks:
+#: the cvt modifiers, in the order of a canonical spelling (manual syntax blocks:
 #: ``cvt{.frnd}{.ftz}{.sat}`` and ``cvt.frnd2{.relu}{.satfinite}``)
-MODIFIER_ORDER = ("ftz", "sat", "relu", "satfinite")
-#: modifiers ptxas takes more than once in one spelling
-REPEATABLE = frozenset({"sat", "relu", "satfinite"})
-#: the half types of the table (the other side is always .f32)
-HALF_TYPES = ("f16", "bf16", "f16x2", "bf16x2")
-TYPES = HALF_TYPES + ("f32",)
-#: cvt types of the manual that the table does not hold (named in parse errors)
-OTHER_TYPES = ("u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "f64", "tf32",
-               "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2", "e4m3x4", "e5m2x4", "e2m1x4",
-               "e2m3x4", "e3m2x4", "ue8m0x2", "s2f6x2")
+MODIFIER_ORDER = tuple(m for m in _ALL_MODIFIERS if m != "oob")
+#: the types of the rows (the other side is always .f32)
+TYPES = types.MODELED_TYPES
 #: the only targets of the .rs rows
 RS_TARGETS = ("sm_100a", "sm_103a")
-
-
-def min_ptx(requires: Iterable[Require]) -> tuple[int, int]:
-    """The PTX ISA version a list of ((kind, threshold, message), ...) requirements needs."""
-    out: tuple[int, int] = max([t for k, t, _ in requires if k == "version"], default=(1, 0))
-    return out
-
-
-def min_sm(requires: Iterable[Require]) -> int:
-    """The sm target such requirements need."""
-    out: int = max([t for k, t, _ in requires if k == "target"], default=10)
-    return out
-
-
-@dataclass(frozen=True)
-class CvtRow:
-    """One family of cvt spellings: types, roundings, modifiers and what they need."""
-    dst: str
-    src: str
-    roundings: tuple[str, ...]   #: accepted rounding modes
-    rounding_required: bool
-    modifiers: frozenset[str]    #: modifiers that may appear
-    required: frozenset[str]     #: modifiers that must appear
-    requires: tuple[Require, ...]  #: ((kind 'version'|'target', (major, minor)|sm, message), ...)
-    targets: tuple[str, ...] = ()  #: when not empty: the only targets accepted (else message below)
-    targets_message: str = ""    #: ptxas' message on other targets ('{target}' = the target)
-    operands: int = 2            #: d, a (x2 from f32: d, a, b; .rs adds rbits)
-    executable: bool = True      #: computed by ptxfp.convert (False: checked only)
-    section: str = SECTION       #: PTX ISA manual section
-    opcode: str = "cvt"
-
-    @property
-    def types(self) -> tuple[str, str]:
-        return (self.dst, self.src)
-
-    type_tokens = types
-
-    @property
-    def mixed(self) -> bool:
-        return False
-
-    @property
-    def min_ptx(self) -> tuple[int, int]:
-        return min_ptx(self.requires)
-
-    @property
-    def min_sm(self) -> int:
-        return min_sm(self.requires)
-
-    @property
-    def spelling(self) -> str:
-        return "cvt." + self.dst + "." + self.src
-
-    def modifier_sets(self) -> Iterator[frozenset[str]]:
-        """Every modifier combination this row accepts."""
-        free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
-        for k in range(len(free) + 1):
-            for extra in combinations(free, k):
-                yield frozenset(self.required | set(extra))
 
 
 def _v(feature: str, v: tuple[int, int], modifier_on: str | None = None) -> Require:
@@ -146,14 +79,29 @@ def _satf(spelling: str) -> tuple[Require, ...]:
     return (_v(".satfinite", (8, 1), spelling), _t(".satfinite", 70))
 
 
-def _rows() -> tuple[CvtRow, ...]:
-    rows: list[CvtRow] = []
+def _operands(d: str, s: str, rnd: Sequence[str]) -> tuple[Operand, ...]:
+    """The operands of cvt.d.s and their classes (ptxas 13.0, operands.jsonl): narrowing takes
+    a (and b for a packed destination: a lands in the upper half), .rs adds rbits."""
+    if s == "f32":
+        src = "cvt.f32.to_bf16" if d.startswith("bf16") else "cvt.f32.to_f16"
+        ops = [Operand("d", d, f"cvt.{d}.d"), Operand("a", "f32", src)]
+        if types.get(d).packed:
+            ops.append(Operand("b", "f32", src))
+            if "rs" in rnd:
+                ops.append(Operand("rbits", "b32", "cvt.rbits"))
+        return tuple(ops)
+    return (Operand("d", d, f"cvt.f32.from_{s}"), Operand("a", s, f"cvt.{s}.a"))
+
+
+def _rows() -> tuple[Row, ...]:
+    rows: list[Row] = []
 
     def row(d: str, s: str, rnd: Iterable[str], req_rnd: bool, mods: Iterable[str],
             required: Iterable[str], requires: Iterable[Require], **kw: Any) -> None:
-        rows.append(CvtRow(d, s, tuple(rnd), req_rnd, frozenset(mods), frozenset(required),
-                           tuple(requires), **kw))
-
+        rnd = tuple(rnd)
+        rows.append(Row("cvt", "cvt", (d, s), rnd, req_rnd, frozenset(mods),
+                        frozenset(required), _operands(d, s, rnd), tuple(requires), SECTION,
+                        **kw))
     # f32 -> f16: any IEEE rounding (required) and .sat on every target and version; .ftz from
     # PTX 1.4; .relu (7.0, sm_80) and .satfinite (8.1, sm_70) with .rn/.rz only, without
     # .ftz/.sat.
@@ -174,12 +122,12 @@ def _rows() -> tuple[CvtRow, ...]:
     # .rs (stochastic rounding, 8.7) with a fourth operand (rbits), on sm_100a/sm_103a only.
     for d in ("f16x2", "bf16x2"):
         base = (_v(f"cvt.{d}.f32", (7, 0)), _t(f"cvt.{d}.f32", 80))
-        row(d, "f32", _RNZ, True, {"relu"}, (), base, operands=3)
+        row(d, "f32", _RNZ, True, {"relu"}, (), base)
         row(d, "f32", _RNZ, True, {"relu", "satfinite"}, {"satfinite"},
-            base + _satf(f"cvt.{d}.f32"), operands=3)
+            base + _satf(f"cvt.{d}.f32"))
         row(d, "f32", ("rs",), True, {"relu", "satfinite"}, (), base + (_v(".rs", (8, 7)),),
             targets=RS_TARGETS, targets_message="Feature '.rs' not supported on .target "
-                                                "'{target}'", operands=4, executable=False)
+                                                "'{target}'", executable=False)
     # f16 -> f32: exact, so no rounding modifier; .sat everywhere, .ftz from PTX 1.4.
     row("f32", "f16", (), False, {"sat"}, (), ())
     row("f32", "f16", (), False, {"ftz", "sat"}, {"ftz"}, _FTZ)
@@ -192,32 +140,28 @@ def _rows() -> tuple[CvtRow, ...]:
     return tuple(rows)
 
 
-TABLE = _rows()
+ROWS = _rows()
 
-#: the (dst, src) pairs of the table
-PAIRS = tuple(dict.fromkeys(r.types for r in TABLE))
+#: the (dst, src) pairs of the rows
+PAIRS = tuple(dict.fromkeys(r.types for r in ROWS))
 
 
-def rows_for(dst: str, src: str) -> list[CvtRow]:
-    return [r for r in TABLE if r.types == (dst, src)]
+def rows_for(dst: str, src: str) -> list[Row]:
+    return [r for r in ROWS if r.types == (dst, src)]
 
 
 def canonical_spelling(rounding: str | None, mods: Iterable[str],
                        type_tokens: Sequence[str]) -> str:
-    parts = ["cvt"] + ([rounding] if rounding else [])
-    parts += [m for m in MODIFIER_ORDER if m in mods] + list(type_tokens)
-    return ".".join(parts)
+    return _spelling("cvt", rounding, mods, type_tokens)
 
 
-def forms(executable: bool = True) -> Iterator[tuple[CvtRow, str | None, frozenset[str]]]:
-    """Every (row, rounding or None, modifier set) the table accepts; only the executable rows
+def forms(executable: bool = True) -> Iterator[tuple[Row, str | None, frozenset[str]]]:
+    """Every (row, rounding or None, modifier set) of the cvt rows; only the executable rows
     unless ``executable`` is False."""
-    for row in TABLE:
+    for row in ROWS:
         if executable and not row.executable:
             continue
-        rnds: tuple[str | None, ...] = row.roundings if row.rounding_required \
-            else (None,) + row.roundings
-        for rnd, mods in product(rnds, row.modifier_sets()):
+        for rnd, mods in row.forms():
             yield row, rnd, mods
 
 

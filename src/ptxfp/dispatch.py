@@ -1,0 +1,26 @@
+"""``compute(spelling, *operands)``: run any modelled row, whichever its family.
+
+The entry point of each family (``execute`` for add/sub/mul/fma, ``convert`` for cvt) is one
+line of ``ENTRY``; the CLI, the interpreter and the hardware harness call ``compute`` and never
+branch on the opcode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .cvt import convert
+from .execute import execute
+from .operands import Operand
+from .spelling import Instruction, parse
+
+__all__ = ["compute", "ENTRY"]
+
+#: family -> the function that computes its rows
+ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert}
+
+
+def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) -> Any:
+    """``execute`` or ``convert``, as the row's family says (same operands, same results)."""
+    ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    return ENTRY[ins.family](ins, *operands, out=out)

@@ -1,0 +1,86 @@
+"""The arithmetic rows: every add/sub/mul/fma form ptxfp models.
+
+Sources: PTX ISA manual sections 9.7.4.1-9.7.4.4 and 9.7.5, with the legal spellings, operand
+classes and requirement messages checked against ptxas 13.0 (docs/ptxas-findings.md,
+tests/data/ptxas).  The messages are ptxas' own (its "arithemetic" included).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .rows import ROUNDINGS, Operand, Require, Row, requirement_text, target, version
+
+SECTION_HALF = "9.7.4.1-3"
+SECTION_FMA = "9.7.4.4"
+SECTION_MIXED = "9.7.5"
+
+
+def _needs(feature: str, v: tuple[int, int], sm: int, target_kind: str = "Feature"
+           ) -> tuple[Require, ...]:
+    """ptxas' pair of messages for a feature that needs PTX ``v`` and ``sm_<sm>``."""
+    return (version(f"Feature '{feature}' {requirement_text(v)}", v),
+            target(f"{target_kind} '{feature}' requires .target sm_{sm} or higher", sm))
+
+
+def _operands(opcode: str, dtype: str, atype: str) -> tuple[Operand, ...]:
+    """d, a, b (and c for fma); the mixed add/sub are ``d, a, c``: a of the half type, c .f32."""
+    if dtype == atype:
+        names = ("d", "a", "b", "c") if opcode == "fma" else ("d", "a", "b")
+        return tuple(Operand(n, dtype, dtype) for n in names)
+    half = "mixed.bf16" if atype == "bf16" else atype
+    srcs = (Operand("a", atype, half), Operand("b", atype, half)) if opcode == "fma" else (
+        Operand("a", atype, half),)
+    return (Operand("d", dtype, dtype),) + srcs + (Operand("c", "f32", "f32.src"),)
+
+
+def _rows(opcodes: Iterable[str], types: Iterable[tuple[str, str]], roundings: Iterable[str],
+          required_rnd: bool, modifiers: Iterable[str], required: Iterable[str],
+          ptx: tuple[int, int], sm: int, section: str, feature: str | None = None,
+          target_kind: str = "Feature") -> list[Row]:
+    """One row per opcode and (dtype, atype); ``feature`` names ptxas' messages ('{op}',
+    '{d}', '{a}' filled in)."""
+    out = []
+    for op in opcodes:
+        for d, a in types:
+            feat = (feature or "").format(op=op, d=d, a=a)
+            out.append(Row("arith", op, (d,) if d == a else (d, a), tuple(roundings),
+                           required_rnd, frozenset(modifiers), frozenset(required),
+                           _operands(op, d, a), _needs(feat, ptx, sm, target_kind), section))
+    return out
+
+
+_F16 = [("f16", "f16"), ("f16x2", "f16x2")]
+_BF16 = [("bf16", "bf16"), ("bf16x2", "bf16x2")]
+_MIXED = [("f32", "f16"), ("f32", "bf16")]
+#: ptxas' name for the f16 feature (sic)
+_F16_FEATURE = "f16 arithemetic and compare instructions"
+
+ROWS: tuple[Row, ...] = tuple(
+    # 9.7.4.1-3 add/sub/mul: .rn or nothing (= .rn); .ftz and .sat on f16 only.
+    _rows(("add", "sub", "mul"), _F16, ["rn"], False, {"ftz", "sat"}, (), (4, 2), 53,
+          SECTION_HALF, _F16_FEATURE)
+    + _rows(("add", "sub", "mul"), _BF16, ["rn"], False, (), (), (7, 8), 90, SECTION_HALF,
+            "{op}.{d}")
+    # 9.7.4.4 fma: a rounding modifier is required.
+    + _rows(("fma",), _F16, ["rn"], True, {"ftz", "sat"}, (), (4, 2), 53, SECTION_FMA,
+            _F16_FEATURE)
+    + _rows(("fma",), _F16, ["rn"], True, {"ftz", "relu"}, {"relu"}, (7, 0), 80, SECTION_FMA,
+            ".relu", "Modifier")
+    + _rows(("fma",), _BF16, ROUNDINGS, True, (), (), (7, 0), 80, SECTION_FMA, ".{d}")
+    + _rows(("fma",), _BF16, ROUNDINGS, True, {"relu"}, {"relu"}, (7, 0), 80, SECTION_FMA,
+            ".relu", "Modifier")
+    # .oob: ptxas 13.0 also takes .oob.sat on f16 (not in the manual's syntax block) and every
+    # rounding mode on bf16 (docs/ptxas-findings.md).
+    + _rows(("fma",), _F16, ["rn"], True, {"oob", "relu"}, {"oob"}, (8, 1), 90, SECTION_FMA,
+            ".oob", "Modifier")
+    + _rows(("fma",), _F16, ["rn"], True, {"oob", "sat"}, {"oob", "sat"}, (8, 1), 90,
+            SECTION_FMA, ".oob", "Modifier")
+    + _rows(("fma",), _BF16, ROUNDINGS, True, {"oob", "relu"}, {"oob"}, (8, 1), 90, SECTION_FMA,
+            ".oob", "Modifier")
+    # 9.7.5 mixed precision: .f32 result from .f16/.bf16 a (and b).
+    + _rows(("add", "sub"), _MIXED, ROUNDINGS, False, {"sat"}, (), (8, 6), 100, SECTION_MIXED,
+            "{op}.f32.{a}")
+    + _rows(("fma",), _MIXED, ROUNDINGS, True, {"sat"}, (), (8, 6), 100, SECTION_MIXED,
+            "{op}.f32.{a}")
+)

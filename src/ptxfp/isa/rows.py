@@ -1,0 +1,229 @@
+"""What a row of the instruction table is: one family of spellings, complete.
+
+A row carries everything ptxfp and ptxas know about a family of spellings: the opcode and type
+tokens, the rounding modes it takes (possibly none) and whether one is required, the modifiers it
+may carry and those it must, its operands (name, PTX type, operand class: the register types and
+immediates ptxas takes there), and what it needs: requirements as (kind, threshold, message)
+triples whose message is ptxas' own text.  The spelling parser (spelling.py), ``check()``, the
+interpreter, the CLI listing, the hardware harness and the test generators all read rows; none
+of them has an if-chain of its own about a form's shape.
+
+The vocabulary of the spellings (rounding tokens, modifier order) is here too, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations, product
+from typing import Iterable, Iterator, Union
+
+from .. import types
+
+#: one requirement: ('version', (major, minor), message) or ('target', sm, message)
+Require = tuple[str, Union[tuple[int, int], int], str]
+
+#: the IEEE rounding modes ptxfp computes
+ROUNDINGS = ("rn", "rz", "rm", "rp")
+#: every rounding-modifier token ptxas recognises ("Multiple rounding modifiers" counts them)
+ROUNDING_TOKENS = ("rn", "rz", "rm", "rp", "rna", "rs", "rni", "rzi", "rmi", "rpi")
+#: the canonical order of modifier tokens in a printed spelling (the manual's syntax blocks:
+#: ``fma.rnd{.oob}{.ftz}{.sat}{.relu}``, ``cvt.frnd{.ftz}{.sat}{.relu}{.satfinite}``)
+MODIFIER_ORDER = ("oob", "ftz", "sat", "relu", "satfinite")
+#: modifiers ptxas takes more than once in one spelling (the manual's own example writes
+#: ``.sat`` twice); a second .ftz or .oob, or a second rounding modifier, is an error
+REPEATABLE = frozenset({"sat", "relu", "satfinite"})
+
+#: immediates by kind, as operand classes name them
+IMM_F32 = frozenset({"imm_f32hex", "imm_f64hex", "imm_float"})
+IMM_INT = frozenset({"imm_int", "imm_hex"})
+
+
+def _classes() -> dict[str, frozenset[str]]:
+    """Operand classes: the register types and immediate kinds ptxas 13.0 takes for one operand
+    (tests/data/ptxas/operands.jsonl).  A type's own class (its name) is the type table's
+    register list; the others are where ptxas takes more or less than that."""
+    reg = {n: t.registers for n, t in types.TYPES.items()}
+    out = dict(reg)
+    out.update({
+        # the mixed forms: a bf16 a/b also takes .u16/.s16 registers and integer immediates
+        "mixed.bf16": reg["bf16"] | {"u16", "s16"} | IMM_INT,
+        "f32.src": reg["f32"] | IMM_F32,
+        # cvt: wider registers where ptxas takes them (the value sits in the low bits)
+        "cvt.f16.d": reg["f16"] | {"b32", "b64"},
+        "cvt.bf16.d": reg["bf16"],
+        "cvt.f16x2.d": reg["f16x2"] | {"b64"},
+        "cvt.bf16x2.d": reg["bf16x2"],
+        "cvt.f32.to_f16": reg["f32"] | {"b64"} | IMM_F32,
+        "cvt.f32.to_bf16": reg["f32"] | IMM_F32,
+        "cvt.rbits": frozenset({"b32"}),
+        "cvt.f32.from_f16": reg["f32"] | {"b64"},
+        "cvt.f16.a": reg["f16"] | {"b32", "b64"},
+        "cvt.f32.from_bf16": reg["f32"],
+        "cvt.bf16.a": reg["bf16"],
+    })
+    return out
+
+
+#: operand class name -> the register types and immediate kinds ptxas takes there
+CLASSES: dict[str, frozenset[str]] = _classes()
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand of a row: its name in the manual, the PTX type of its bits, its class."""
+    name: str
+    type: str
+    cls: str
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        return CLASSES[self.cls]
+
+
+def version(message: str, v: tuple[int, int]) -> Require:
+    return ("version", v, message)
+
+
+def target(message: str, sm: int) -> Require:
+    return ("target", sm, message)
+
+
+def min_ptx(requires: Iterable[Require]) -> tuple[int, int]:
+    """The PTX ISA version a list of requirements needs ((1, 0) when none)."""
+    return max([t for k, t, _ in requires if k == "version" and isinstance(t, tuple)],
+               default=(1, 0))
+
+
+def min_sm(requires: Iterable[Require]) -> int:
+    """The sm target a list of requirements needs (10 when none)."""
+    return max([t for k, t, _ in requires if k == "target" and isinstance(t, int)], default=10)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One family of spellings: opcode, types, roundings, modifiers, operands, requirements."""
+    family: str                   #: 'arith', 'cvt': the parser's vocabulary (isa.FAMILIES)
+    opcode: str
+    types: tuple[str, ...]        #: the type tokens as written: destination first
+    roundings: tuple[str, ...]    #: rounding modes accepted (possibly none)
+    rounding_required: bool
+    modifiers: frozenset[str]     #: modifiers that may appear
+    required: frozenset[str]      #: modifiers that must appear
+    operands: tuple[Operand, ...]  #: destination first, in PTX order
+    requires: tuple[Require, ...]  #: (kind, threshold, ptxas' message)
+    section: str                  #: PTX ISA manual section
+    targets: tuple[str, ...] = ()  #: when not empty: the only targets accepted
+    targets_message: str = ""     #: ptxas' message on other targets ('{target}' = the target)
+    executable: bool = True       #: computed by ptxfp (False: checked only)
+
+    # -- the types
+    @property
+    def dtype(self) -> str:
+        """The destination type."""
+        return self.types[0]
+
+    @property
+    def atype(self) -> str:
+        """The type of the first source (a): the last type token."""
+        return self.types[-1]
+
+    dst = dtype
+    src = atype
+    type_tokens = types
+
+    @property
+    def mixed(self) -> bool:
+        """An arithmetic row whose result type differs from its sources' (add.f32.f16)."""
+        return self.family == "arith" and len(self.types) == 2
+
+    # -- the operands
+    @property
+    def sources(self) -> tuple[Operand, ...]:
+        return self.operands[1:]
+
+    @property
+    def operand_names(self) -> tuple[str, ...]:
+        """Source operand names in PTX order (destination excluded)."""
+        return tuple(o.name for o in self.sources)
+
+    @property
+    def operand_formats(self) -> tuple[str, ...]:
+        """The PTX type of each source operand, in PTX order."""
+        return tuple(o.type for o in self.sources)
+
+    @property
+    def slots(self) -> tuple[tuple[str, str], ...]:
+        """(name, operand class) of every operand, destination first."""
+        return tuple((o.name, o.cls) for o in self.operands)
+
+    # -- requirements
+    @property
+    def min_ptx(self) -> tuple[int, int]:
+        return min_ptx(self.requires)
+
+    @property
+    def min_sm(self) -> int:
+        return min_sm(self.requires)
+
+    @property
+    def spelling(self) -> str:
+        return ".".join((self.opcode,) + self.types)
+
+    def modifier_sets(self) -> Iterator[frozenset[str]]:
+        """Every modifier combination this row accepts."""
+        free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
+        for k in range(len(free) + 1):
+            for extra in combinations(free, k):
+                yield frozenset(self.required | set(extra))
+
+    def forms(self) -> Iterator[tuple[str | None, frozenset[str]]]:
+        """Every (rounding or None, modifier set) this row accepts; None when the row takes no
+        rounding or may be written without one and has no default (cvt.f32.bf16)."""
+        rnds: tuple[str | None, ...] = self.roundings
+        if not self.rounding_required and FAMILIES[self.family].default_rounding is None:
+            rnds = (None,) + rnds
+        elif not self.roundings:
+            rnds = (None,)
+        yield from product(rnds, self.modifier_sets())
+
+
+@dataclass(frozen=True)
+class Family:
+    """What the spelling parser needs to know of a family of rows beyond the rows themselves.
+
+    ``default_rounding``: the rounding of a spelling written without one ('rn' for add/sub/mul,
+    whose .rn may be left out; None for cvt, where a widening has none).
+    ``rounding_tokens``: the tokens read as rounding modifiers.
+    ``conflict_rule``: the rule id of a second rounding modifier.
+    ``foreign_types_not_modeled``: a type combination outside the rows is legal PTX that ptxfp
+    does not model (cvt between other types), not an illegal one.
+    ``modeled``: one line for messages: what ptxfp models of the family."""
+    name: str
+    default_rounding: str | None
+    rounding_tokens: tuple[str, ...]
+    conflict_rule: str
+    foreign_types_not_modeled: bool
+    modeled: str
+
+
+#: the families of rows; a new family (min/max, say) adds an entry here and a module of rows
+FAMILIES: dict[str, Family] = {
+    "arith": Family("arith", "rn", ROUNDINGS + ("rna", "rs"), "multiple-rounding", False,
+                    "add, sub, mul and fma on .f16/.bf16/.f16x2/.bf16x2 and the mixed .f32 "
+                    "forms"),
+    "cvt": Family("cvt", None, ROUNDING_TOKENS, "rounding-conflict", True,
+                  "cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2"),
+}
+
+
+def canonical_spelling(opcode: str, rounding: str | None, mods: Iterable[str],
+                       type_tokens: Iterable[str]) -> str:
+    """The spelling with the rounding first, the modifiers in MODIFIER_ORDER, then the types."""
+    mods = set(mods)
+    parts = [opcode] + ([rounding] if rounding else [])
+    parts += [m for m in MODIFIER_ORDER if m in mods] + list(type_tokens)
+    return ".".join(parts)
+
+
+def requirement_text(v: tuple[int, int]) -> str:
+    return f"requires PTX ISA .version {v[0]}.{v[1]} or later"
