@@ -19,10 +19,10 @@ def _lanes(x):
     return (x & 0xFFFF).astype(np.uint16), (x >> 16).astype(np.uint16)
 
 
-def _specials_mixed(opcode, fmt, rng, n=6000):
+def _specials_mixed(ins, fmt, rng, n=6000):
     """Both lanes drawn from the special values (and random bits), independently."""
     s = V.specials(fmt)
-    arity = 3 if opcode == "fma" else 2
+    arity = len(ins.operand_names)
     cols = []
     for _ in range(arity):
         lo = np.where(rng.random(n) < 0.7, rng.choice(s, n), rng.integers(0, 1 << 16, n))
@@ -41,7 +41,7 @@ def test_packed_forms_listed():
 def test_each_lane_is_the_scalar_form(spelling, rng, check):
     ins = ptxfp.parse(spelling)
     scalar = scalar_of(spelling)
-    for ops in (V.for_instruction(ins), _specials_mixed(ins.opcode, V.FORMATS[ins.lane_format], rng)):
+    for ops in (V.for_instruction(ins), _specials_mixed(ins, V.FORMATS[ins.lane_format], rng)):
         got = ptxfp.execute(spelling, *ops)
         assert got.dtype == np.uint32
         got_lo, got_hi = _lanes(got)
@@ -55,7 +55,7 @@ def test_lanes_do_not_leak(spelling):
     """A NaN, an infinity or an OOB-NaN in one lane leaves the other lane's result alone."""
     ins = ptxfp.parse(spelling)
     one = 0x3C00 if ins.lane_format == "f16" else 0x3F80
-    arity = 3 if ins.opcode == "fma" else 2
+    arity = len(ins.operand_names)
     base = ptxfp.execute(scalar_of(spelling), *([one] * arity))
     for poison in (0x7FF7, 0xFFF7, 0x7FFF, 0x7C00 if ins.lane_format == "f16" else 0x7F80, 0x0001):
         for k in range(arity):
