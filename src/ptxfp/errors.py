@@ -43,3 +43,38 @@ class ResourceError(PtxfpError):
         self.need = need
         self.have = have
         self.rule = "too-large"
+
+
+class LocatedError(PtxfpError):
+    """An error at a position of PTX text: ``line``/``col`` are 1-based (None: the text as a
+    whole), ``rule`` the rule id it breaks (check.RULES), ``token`` the offending text."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None,
+                 rule: str | None = None, token: str | None = None) -> None:
+        where = f"{line}:{col}: " if line is not None else ""
+        super().__init__(where + message)
+        self.message = message
+        self.line = line
+        self.col = col
+        self.rule = rule
+        self.token = token
+
+
+class PtxSyntaxError(LocatedError):
+    """PTX text that cannot be read; ``line``/``col`` point at the offending token."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None,
+                 token: str | None = None) -> None:
+        super().__init__(message, line, col, "syntax", token)
+
+
+class InterpError(LocatedError):
+    """An error while preparing or running PTX; ``line``/``col`` point at the cause."""
+
+
+class UnsupportedInstruction(InterpError):
+    """An instruction (or a form of one) the interpreter does not model."""
+
+
+class UninitializedRegister(InterpError):
+    """A register read before anything (an input or an instruction) set it."""

@@ -33,11 +33,8 @@ from typing import Iterable
 
 from .. import isa, types
 from ..errors import SpellingError
-<<<<<<< HEAD
-from ..limits import guarded, paused_gc
-=======
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
->>>>>>> c13f6dc (isa/: complete rows (operands, classes, ptxas' requirement triples) and one table-driven parser for add/sub/mul/fma and cvt)
+from ..limits import guarded, paused_gc
 from ..spelling import parse
 from . import opcodes
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read

@@ -51,7 +51,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..cvt import parse_cvt
 from ..cvt import convert as _convert
-from ..errors import OperandError, PtxfpError, SpellingError
+from ..errors import (InterpError, OperandError, SpellingError,
+                      UninitializedRegister, UnsupportedInstruction)
 from ..execute import execute as _execute
 from ..limits import check_bytes, guarded, paused_gc
 from ..spelling import parse as _parse_arith
@@ -62,27 +63,6 @@ __all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "Inpu
 
 #: key of the memory after the run in run()'s result
 MEMORY_KEY = "__memory__"
-
-
-class InterpError(PtxfpError):
-    """An error while preparing or running PTX; ``line``/``col`` point at the cause."""
-
-    def __init__(self, message: str, line: int | None = None, col: int | None = None,
-                 rule: str | None = None) -> None:
-        where = f"{line}:{col}: " if line is not None else ""
-        super().__init__(where + message)
-        self.message = message
-        self.line = line
-        self.col = col
-        self.rule = rule
-
-
-class UnsupportedInstruction(InterpError):
-    """An instruction (or a form of one) the interpreter does not model."""
-
-
-class UninitializedRegister(InterpError):
-    """A register read before anything (an input or an instruction) set it."""
 
 
 # --- types ------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..errors import PtxfpError
+from ..errors import PtxSyntaxError
 
 __all__ = [
     "read", "Program", "Function", "Param", "Decl", "Instr", "Reg", "Imm", "Vec", "Addr",
@@ -33,19 +33,6 @@ __all__ = [
 ]
 
 MODES = ("auto", "spelling", "snippet", "module")
-
-
-class PtxSyntaxError(PtxfpError):
-    """PTX text that cannot be read; ``line``/``col`` (1-based) point at the offending token."""
-
-    def __init__(self, message, line=None, col=None, token=None):
-        where = f"{line}:{col}: " if line is not None else ""
-        super().__init__(where + message)
-        self.message = message
-        self.line = line
-        self.col = col
-        self.token = token
-        self.rule = "syntax"
 
 
 # ---------------------------------------------------------------------------------------------
