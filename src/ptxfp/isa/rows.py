@@ -129,7 +129,6 @@ class Row:
 
     dst = dtype
     src = atype
-    type_tokens = types
 
     @property
     def mixed(self) -> bool:

@@ -59,10 +59,6 @@ class Imm:
     col: int = 0
 
     @property
-    def bits(self):
-        return self.value
-
-    @property
     def width(self):
         """32 for 0f..., 64 for 0d... and decimal floats, None for integers."""
         if self.kind == "hexfloat":
@@ -402,10 +398,6 @@ class Program:
             if d is not None:
                 return d
         return self.registers.get(name) or self.variables.get(name)
-
-    @property
-    def instructions(self):
-        return self.statements
 
 
 # ---------------------------------------------------------------------------------------------
