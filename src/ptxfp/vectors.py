@@ -606,9 +606,6 @@ def families() -> tuple[str, ...]:
 def _instruction(form: Any) -> Any:
     if not isinstance(form, str):
         return form
-    if form.strip().startswith("cvt."):
-        from .cvt import parse_cvt
-        return parse_cvt(form)
     from .spelling import parse
     return parse(form)
 
@@ -620,6 +617,6 @@ def targeted(form: Any, n: int = N_DEFAULT, seed: int = 0) -> Operands:
     n = check_count(n)
     seed = int(seed)
     ins = _instruction(form)
-    if getattr(ins, "opcode", None) == "cvt":
+    if ins.family == "cvt":
         return cvt_operands(ins.atype, ins.dtype, n, seed)
     return for_instruction(ins, n, seed)

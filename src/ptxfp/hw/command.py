@@ -31,9 +31,9 @@ _IMPORTED = time.time()
 from .. import policy, vectors as package_vectors  # noqa: E402
 from ..errors import PtxfpError  # noqa: E402
 from .forms import all_spellings, parse_form as parse  # noqa: E402
-from . import probes as P  # noqa: E402
-from . import report  # noqa: E402
-from . import vectors as V  # noqa: E402
+from .probes import POLICY_FIELDS, informative, not_run, policy_answers, probes, run_probe  # noqa: E402,E501
+import ptxfp.hw.report as report  # noqa: E402  (a module: tests spy on report.write)
+from .vectors import exhaustive_eligible  # noqa: E402
 from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
 from .resume import SweepState  # noqa: E402
 from .runner import HardwareUnavailable, get_runner  # noqa: E402
@@ -173,13 +173,13 @@ def select_forms(text):
 def select_probes(text, forms):
     if text.strip().lower() == "none":
         return []
-    built = P.probes(forms or None)
+    built = probes(forms or None)
     if text.strip().lower() not in ("all", "*"):
         pats = _split(text)
         built = [p for p in built if any(fnmatch.fnmatchcase(p.name, x) for x in pats)]
         if not built:
             raise UsageError(f"--probes: '{text}' matches no probe")
-    return P.informative(built)
+    return informative(built)
 
 
 def _c_values(text):
@@ -295,7 +295,7 @@ class Run:
         self.md, self.js = md, js
         self.t0 = process_start() if t0 is None else t0
         self.forms = {s: None for s in (() if opts.get("exhaustive_only") else forms)}
-        self.sweep_forms = [s for s in forms if V.exhaustive_eligible(s)] \
+        self.sweep_forms = [s for s in forms if exhaustive_eligible(s)] \
             if (opts.get("exhaustive") or opts.get("exhaustive_only")) else []
         self.sweeps = {s: None for s in self.sweep_forms}
         self.probe_list = list(probe_list)
@@ -325,7 +325,7 @@ class Run:
         native = [r for r in probe_results if r.mode != "decomposed"]
         decomposed = [r for r in probe_results if r.mode == "decomposed"]
         if self._answers[0] != len(probe_results):        # cached: probes only get added
-            self._answers = (len(probe_results), P.policy_answers(probe_results))
+            self._answers = (len(probe_results), policy_answers(probe_results))
         answers = self._answers[1]
         dev = self.dev or {}
 
@@ -383,7 +383,7 @@ class Run:
                      "seed": opts["seed"], "exhaustive": bool(self.sweep_forms),
                      "budget_s": opts.get("budget"), "chunk": opts.get("chunk"),
                      "resume": opts.get("resume"),
-                     "policy": {f: getattr(policy.current(), f) for f in P.POLICY_FIELDS},
+                     "policy": {f: getattr(policy.current(), f) for f in POLICY_FIELDS},
                      "elapsed_s": time.time() - self.t0,
                      "partial": not self.final, "interrupted": self.interrupted,
                      "progress": f"{done_items} of {total} items done"},
@@ -522,9 +522,9 @@ class Run:
     def _run_probes(self):
         for p in self.probe_list:
             if self._past():
-                self.probes[p.name] = P.not_run(p, "not reached: time budget spent")
+                self.probes[p.name] = not_run(p, "not reached: time budget spent")
                 continue
-            r = P.run_probe(self.runner, p)
+            r = run_probe(self.runner, p)
             self.probes[p.name] = r
             if r.agrees is False or r.error:
                 _say(self.opts, f"  probe {r.name} ({r.mode or '?'}): {r.verdict}"
@@ -707,7 +707,7 @@ def _list(forms, sm):
     for s in forms:
         k = kernel_for(s, sm)
         ins = parse(s)
-        sweep = "exhaustive-ok" if V.exhaustive_eligible(ins) else ""
+        sweep = "exhaustive-ok" if exhaustive_eligible(ins) else ""
         print(f"{s:<34} {k.mode:<10} .target {k.target:<7} .version {k.version_str:<4} "
               f"needs sm_{ins.min_sm}  {sweep}")
 
@@ -766,7 +766,7 @@ def main(argv=None, prog=None):
             return 0
         probes_text = args.probes or ("none" if args.exhaustive_only else "all")
         probe_list = select_probes(probes_text, forms)
-        if args.exhaustive_only and not any(V.exhaustive_eligible(s) for s in forms) \
+        if args.exhaustive_only and not any(exhaustive_eligible(s) for s in forms) \
                 and not probe_list:
             raise UsageError("--exhaustive-only: none of the selected forms can be swept")
         if not forms and not probe_list:

@@ -105,12 +105,12 @@ def _fast_path_ok():
     CANARY_FORMS under the policy in force; if not, probes use execute() (slower, same bits)."""
     global _fast_ok
     if _fast_ok is None:
-        from . import vectors as V
+        from .vectors import random_vectors
         try:
             ok = True
             for s in CANARY_FORMS:
                 ins = parse(s)
-                cols = V.random_vectors(ins, 512, seed=11)
+                cols = random_vectors(ins, 512, seed=11)
                 ok &= bool(np.array_equal(_lane_model(ins, list(cols)),
                                           _compiled_model(ins, list(cols))))
             _fast_ok = ok

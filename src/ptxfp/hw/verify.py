@@ -12,7 +12,9 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import vectors as V
+from .vectors import (SET_RANDOM, c_bits, exhaustive_c_values, exhaustive_description,
+                      exhaustive_eligible, exhaustive_operands, exhaustive_ranges,
+                      random_vectors, vector_sets)
 from .forms import model, operand_widths, parse_form as parse, result_width
 from .kernels import kernel_for
 from .runner import Constant
@@ -166,7 +168,7 @@ def verify_form(runner, spelling, n_random=0, seed=0, limit=EXAMPLES, batch=1 <<
         return result
     done = 0
     try:
-        for name, ops in V.vector_sets(ins, 0, seed, n_targeted):
+        for name, ops in vector_sets(ins, 0, seed, n_targeted):
             if _past(deadline):
                 result.complete, result.cut = False, f"time budget spent before the {name} set"
                 break
@@ -178,13 +180,13 @@ def verify_form(runner, spelling, n_random=0, seed=0, limit=EXAMPLES, batch=1 <<
                 result.cut = f"time budget spent after {done:,} of {n_random:,} random vectors"
                 break
             k = min(batch, n_random - done)
-            ops = V.random_vectors(ins, k, seed=(seed, done))
+            ops = random_vectors(ins, k, seed=(seed, done))
             run_batch(runner, kernel, ins, ops, result, limit)
             done += k
     except Exception as exc:
         result.error, result.complete = could_not_run(exc), False
     if done:
-        result.sets[V.SET_RANDOM] = done
+        result.sets[SET_RANDOM] = done
     result.seconds = time.monotonic() - t0
     return result
 
@@ -205,18 +207,18 @@ def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, d
     ins = parse(spelling)
     t0 = time.monotonic()
     result = FormResult(str(ins), kind="exhaustive")
-    if not V.exhaustive_eligible(ins):
+    if not exhaustive_eligible(ins):
         result.error = "not sweepable (a 16-bit, c 32-bit: 2^48 pairs)"
         result.complete = False
         return result
-    cs = V.exhaustive_c_values(ins, c_values)
+    cs = exhaustive_c_values(ins, c_values)
     cw = 32 if getattr(ins, "mixed", False) else 16
-    result.detail = V.exhaustive_description(ins) + (
+    result.detail = exhaustive_description(ins) + (
         ", c = " + ", ".join(_hex(c, cw) for c in cs) if cs != (None,) else "")
     kernel = _kernel(runner, ins, result)
     if kernel is None:
         return result
-    ranges = list(V.exhaustive_ranges(ins, chunk, cs if cs != (None,) else None))
+    ranges = list(exhaustive_ranges(ins, chunk, cs if cs != (None,) else None))
     todo = []
     if state is not None:
         for key in dict.fromkeys(sweep_key(ins, c) for c, _, _ in ranges):
@@ -235,12 +237,12 @@ def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, d
         for c, start, stop in todo:
             if _past(deadline) or (max_chunks is not None and ran >= max_chunks):
                 break
-            ab = V.exhaustive_operands(ins, start, stop, threads)
+            ab = exhaustive_operands(ins, start, stop, threads)
             n = stop - start
             if c is None:
                 gpu_ops, model_ops, shown = dict(zip(names, ab)), ab, ab
             else:
-                cb = V.c_bits(ins, c)
+                cb = c_bits(ins, c)
                 gpu_ops = {**dict(zip(names, ab)), "c": Constant(cb)}
                 model_ops = (*ab, cb)
                 cdt = np.uint32 if cw == 32 or ins.lanes == 2 else np.uint16

@@ -36,7 +36,7 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..limits import guarded, paused_gc
 from ..spelling import parse
-from . import opcodes
+from .opcodes import known_opcode, suggest, unknown_name
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -606,11 +606,11 @@ class _Checker:
         v = spelling_verdict(ins.opcode_spelling)
         if v.family is None:
             self.unmodeled += 1
-            name = opcodes.known_opcode(ins.opcode_spelling)
+            name = known_opcode(ins.opcode_spelling)
             if name is None:
-                bad = opcodes.unknown_name(ins.opcode_spelling)
+                bad = unknown_name(ins.opcode_spelling)
                 msg = f"Not a name of any known instruction: '{bad}'"
-                hint = opcodes.suggest(ins.opcode_spelling)
+                hint = suggest(ins.opcode_spelling)
                 self.add("error", ins.line, ins.col,
                          msg + (f" (did you mean '{hint}'?)" if hint else ""),
                          "unknown-instruction", msg)
