@@ -63,7 +63,7 @@ class _Form:
         self.out_dtype = np.dtype(f"uint{ins.result_width}")
         # positions of the kernel's (a, b, c) in the operand list (the first where a row has
         # none: add d, a, b leaves c unused, add.f32.f16 d, a, c leaves b)
-        self.order = tuple(self.names.index(n) if n in self.names else 0 for n in "abc")
+        self.order = ins.row.positions("abc")
         self.state: tuple[policy.Policy, Any, Any] | None = None   # (policy, spec, kernel)
         self.local = threading.local()   # per-thread 1-element buffers for scalar calls
 
@@ -197,4 +197,3 @@ def execute(spelling: str | Instruction, *operands: Operand,
     return int(res) if scalar else res
 
 
-_spec = kernel_spec   # until hw.probes reads kernel_spec (issue #13 is rewriting it)

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field, fields as dc_fields
 
 import numpy as np
 
-from .. import policy
+from .. import policy, types
 from ..execute import execute
 from .forms import all_spellings, is_cvt, model as form_model, parse_form as parse, result_width
 from .kernels import kernel_for
@@ -43,7 +43,7 @@ def model(spelling, vectors):
     """ptxfp's results for ``vectors`` (a list of operand tuples) under the policy in force."""
     ins = parse(spelling)
     cols = [np.array([v[k] for v in vectors],
-                     dtype=np.uint32 if f not in ("f16", "bf16") else np.uint16)
+                     dtype=f"uint{types.width(f)}")
             for k, f in enumerate(ins.operand_formats)]
     if is_cvt(ins):          # convert() takes the policy as arguments: no compilation per policy
         return np.asarray(form_model(ins, *cols)).reshape(-1)
@@ -68,20 +68,13 @@ def _lane_model(ins, cols):
     the result against execute() before it is trusted."""
     import dataclasses
     from .. import kernels
-    from ..execute import _spec
-    spec = _spec(ins, policy.current())
+    from ..execute import kernel_spec
+    spec = kernel_spec(ins, policy.current())
     if any(f.name == "lanes" for f in dataclasses.fields(spec)):
         spec = dataclasses.replace(spec, lanes=1)
     consts = kernels.lane_args(spec)
     lane = kernels.lane
-    if ins.opcode == "fma":
-        a, b, c = cols
-    elif ins.mixed:
-        a, c = cols
-        b = a
-    else:
-        a, b = cols
-        c = a
+    a, b, c = (cols[k] for k in ins.row.positions("abc"))
     n = a.size
     out = np.empty(n, np.uint32 if (ins.result_format == "f32" or ins.lanes == 2) else np.uint16)
     for i in range(n):
@@ -144,7 +137,7 @@ class Probe:
     def operands(self):
         ins = parse(self.spelling)
         return {n: np.array([v[k] for v in self.vectors],
-                            dtype=np.uint16 if f in ("f16", "bf16") else np.uint32)
+                            dtype=f"uint{types.width(f)}")
                 for k, (n, f) in enumerate(zip(ins.operand_names, ins.operand_formats))}
 
     def kernel(self, sm):

@@ -24,10 +24,9 @@ import concurrent.futures as _cf
 
 import numpy as np
 
+from .. import types
 from .. import vectors as _package_vectors
 from .forms import is_cvt, parse_form
-
-_LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
 
 #: interesting bit patterns per lane format
 SPECIALS = {
@@ -70,8 +69,8 @@ SPECIALS = {
 
 def special_values(fmt):
     """The special bit patterns of a lane format ('f16', 'bf16', 'f32'), as an array."""
-    fmt = _LANE[fmt]
-    return np.array(SPECIALS[fmt], dtype=np.uint32 if fmt == "f32" else np.uint16)
+    fmt = types.lane_format(fmt).name
+    return np.array(SPECIALS[fmt], dtype=_dtype(fmt))
 
 
 def _ins(spelling):
@@ -79,7 +78,7 @@ def _ins(spelling):
 
 
 def _dtype(fmt):
-    return np.uint16 if fmt in ("f16", "bf16") else np.uint32
+    return np.dtype(f"uint{types.width(fmt)}")
 
 
 # ---- float <-> bits, NumPy only (inputs need not be rounded well: any pattern is an input) ---
@@ -108,13 +107,14 @@ def encode(x, fmt):
 
 
 def _uniform(rng, n, fmt):
-    hi = 1 << (16 if fmt in ("f16", "bf16") else 32)
+    hi = 1 << types.width(fmt)
     return rng.integers(0, hi, n, dtype=np.uint64).astype(_dtype(fmt))
 
 
 def _finite(rng, n, fmt, exp_lo=None, exp_hi=None):
     """Random finite values with exponent fields in [exp_lo, exp_hi] (defaults: all finite)."""
-    ebits, mbits = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}[fmt]
+    f = types.lane_format(fmt)
+    ebits, mbits = f.exp_bits, f.man_bits
     emax = (1 << ebits) - 2
     lo = 0 if exp_lo is None else exp_lo
     hi = emax if exp_hi is None else exp_hi
@@ -166,7 +166,7 @@ def _aimed_lane(rng, n, ins, fmt_a, fmt_c):
 
 
 def _mask(fmt):
-    return 0xFFFF if fmt in ("f16", "bf16") else 0xFFFFFFFF
+    return (1 << types.width(fmt)) - 1
 
 
 def _lane_operands(rng, n, ins, how):
@@ -186,7 +186,8 @@ def _lane_operands(rng, n, ins, how):
 
 
 def _finite_exp(rng, fmt, e):
-    ebits, mbits = {"f16": (5, 10), "bf16": (8, 7), "f32": (8, 23)}[fmt]
+    f = types.lane_format(fmt)
+    ebits, mbits = f.exp_bits, f.man_bits
     n = e.size
     e = np.asarray(e, dtype=np.int64).clip(0, (1 << ebits) - 2)
     m = rng.integers(0, 1 << mbits, n, dtype=np.int64)

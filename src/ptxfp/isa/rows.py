@@ -150,6 +150,13 @@ class Row:
         """The PTX type of each source operand, in PTX order."""
         return tuple(o.type for o in self.sources)
 
+    def positions(self, names: str | Iterable[str]) -> tuple[int, ...]:
+        """For each of ``names``, its position among the sources, or 0 (the first source) where
+        the row has no such operand: a lane function that takes (a, b, c) reads the operands
+        of ``add d, a, b`` at (0, 1, 0) and of ``add.f32.f16 d, a, c`` at (0, 0, 1)."""
+        own = self.operand_names
+        return tuple(own.index(n) if n in own else 0 for n in names)
+
     @property
     def slots(self) -> tuple[tuple[str, str], ...]:
         """(name, operand class) of every operand, destination first."""
