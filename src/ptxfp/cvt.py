@@ -41,7 +41,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from . import kernels, nvidia, policy
+from . import nvidia, policy
+from ._jit import fpenv_enter, fpenv_leave, jit_cached, split
 from .arith import decode
 from .errors import SpellingError
 from .formats import BF16, F32, lane_of
@@ -86,15 +87,13 @@ def _narrow(a, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu, satfinite, sat_m
                          nan_bits)
 
 
-def _make_kernels(SOURCE_KEY: int) -> dict[str, Any]:
-    """The cvt array kernels, disk-cached under the checksum of their inlined callees and run
-    in the default floating-point environment, like the arithmetic kernels (kernels.py)."""
+def _make_kernels() -> dict[str, Any]:
+    """Fresh closures of the cvt array kernels (one per compiled signature, see ``_kernel``),
+    run in the default floating-point environment like the arithmetic kernels."""
 
     def narrow_kernel(a, b, out, start, stop, lanes, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat,  # type: ignore[no-untyped-def]  # noqa: E501
                       relu, satfinite, sat_mz, relu_mz, nan_bits):
-        if SOURCE_KEY < 0:                 # never true: keys the disk cache to the callees
-            return
-        env = kernels._fpenv_enter()
+        env = fpenv_enter()
         for i in range(start, stop):
             r = _narrow(np.int64(a[i]), P, EMIN, EMAX, WIDTH, ONE, mode, ftz, sat, relu,
                         satfinite, sat_mz, relu_mz, nan_bits)
@@ -103,14 +102,12 @@ def _make_kernels(SOURCE_KEY: int) -> dict[str, Any]:
                              satfinite, sat_mz, relu_mz, nan_bits)
                 r = (r << 16) | lo                  # a -> d[31:16], b -> d[15:0]
             out[i] = r
-        kernels._fpenv_leave(env)  # type: ignore[call-arg]
+        fpenv_leave(env)  # type: ignore[call-arg]
 
     def widen_kernel(a, b, out, start, stop, AE, AM, ftz, sat, sat_mz, nan_mode, nan_bits):  # type: ignore[no-untyped-def]  # noqa: E501
         # nan_mode: the index of policy.widen_nan in policy.WIDEN_NAN (0 canonical, 1 payload,
         # 2 quiet)
-        if SOURCE_KEY < 0:
-            return
-        env = kernels._fpenv_enter()
+        env = fpenv_enter()
         for i in range(start, stop):
             h = np.int64(a[i])
             x = decode(h, AE, AM, ftz)              # exact; .ftz flushes bf16 subnormals
@@ -123,13 +120,13 @@ def _make_kernels(SOURCE_KEY: int) -> dict[str, Any]:
                 if nan_mode == 2:
                     bits |= 0x00400000              # the quiet bit (f32 fraction bit 22)
             out[i] = bits
-        kernels._fpenv_leave(env)  # type: ignore[call-arg]
+        fpenv_leave(env)  # type: ignore[call-arg]
 
     return {"narrow": narrow_kernel, "widen": widen_kernel}
 
 
 #: (kind, argument types) -> its compiled kernel.  Each signature gets a disk-cache name of its
-#: own (kernels.jit_cached): one cached name with two signatures (uint16 and uint32 results)
+#: own (_jit.jit_cached): one cached name with two signatures (uint16 and uint32 results)
 #: shares one index, the race jit_cached exists to prevent.
 _compiled: dict[tuple[str, tuple[str, ...]], Any] = {}
 
@@ -140,16 +137,15 @@ def _kernel(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any]) -> A
     key = (kind, types)
     k = _compiled.get(key)
     if k is None:
-        fn = _make_kernels(kernels._SOURCE_KEY)[kind]       # a fresh closure per signature
-        k = _compiled[key] = kernels.jit_cached(fn, ("cvt-" + kind, types, kernels._SOURCE_KEY),
-                                                nogil=True)
+        fn = _make_kernels()[kind]                          # a fresh closure per signature
+        k = _compiled[key] = jit_cached(fn, ("cvt-" + kind, types), nogil=True)
     return k
 
 
 def _run(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any],
          args: tuple[Any, ...]) -> NDArray[Any]:
     kernel = _kernel(kind, a, b, out)
-    kernels.split(lambda start, stop: kernel(a, b, out, start, stop, *args), out.size)
+    split(lambda start, stop: kernel(a, b, out, start, stop, *args), out.size)
     return out
 
 
