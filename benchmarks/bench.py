@@ -432,7 +432,7 @@ def wait_quiet(limit=0.1, timeout=60.0):
 
 def bench_scaling(args, res):
     """All cores against one thread, same wall clock, per size."""
-    from ptxfp import kernels
+    from ptxfp import _jit, kernels
     rows = []
     for form in args.scaling_forms:
         for size in args.sizes:
@@ -464,10 +464,10 @@ def bench_scaling(args, res):
             print(f"  {form:24s} n={size:>9d}  1T {rates['1']:8.0f}  all {rates['all']:8.0f}"
                   f"  x{row['speedup']:.2f}  (other processes: "
                   f"{'?' if others is None else f'{100 * others:.0f}%'} of the CPUs)", flush=True)
-    res["scaling"] = {"cores": kernels._threads(), "parallel_min": kernels.PARALLEL_MIN,
+    res["scaling"] = {"cores": _jit.threads(), "parallel_min": _jit.PARALLEL_MIN,
                       "parallel_min_fast": getattr(kernels, "PARALLEL_MIN_FAST", None),
                       "parallel_min_light": getattr(kernels, "PARALLEL_MIN_LIGHT", None),
-                      "chunks_per_thread": kernels.CHUNKS_PER_THREAD, "rows": rows}
+                      "chunks_per_thread": _jit.CHUNKS_PER_THREAD, "rows": rows}
 
 
 def bench_overhead(args, res):

@@ -20,10 +20,10 @@ from numba import njit
 import oracle
 import ptxfp
 import vectors
-from ptxfp import kernels
+from ptxfp import _jit, kernels
 from ptxfp.execute import _form
 
-fast_available = kernels._X86 and kernels.HAVE_F16C
+fast_available = kernels.X86 and kernels.HAVE_F16C
 needs_fast = pytest.mark.skipif(not fast_available, reason="the fast lane needs x86 with F16C")
 
 SPELLINGS = ["fma.rn.bf16", "fma.rz.bf16", "fma.rm.bf16", "fma.rp.bf16", "fma.rn.relu.bf16",
@@ -80,19 +80,15 @@ def _pack(ops, lanes):
 
 def _wide_kernel(spec):
     """A loop running the scaled lane on every lane of ``spec`` (lanes=1)."""
-    K = kernels._lane32_args(spec)
+    K = kernels.lane_consts(spec)
     lane32 = kernels.lane32
-    enter, leave = kernels._fpenv_enter, kernels._fpenv_leave
+    enter, leave = _jit.fpenv_enter, _jit.fpenv_leave
 
     @njit
     def run(a, b, c, out):
-        (OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode, ftz, tininess, sat, relu, oob, sat_mz,
-         relu_mz, oob_sign, oob_c, nan_bits) = K
         env = enter()
         for i in range(out.size):
-            out[i] = lane32(a[i], b[i], c[i], OP, MIXED, AE, AM, CE, CM, P, WIDTH, ONE, mode,
-                            ftz, tininess, sat, relu, oob, sat_mz, relu_mz, oob_sign, oob_c,
-                            nan_bits, True)
+            out[i] = lane32(a[i], b[i], c[i], K, True)
         leave(env)
     return run
 

@@ -409,10 +409,10 @@ def test_broadcast_and_scalars():
 
 
 def test_parallel_path_matches_serial(monkeypatch):
-    from ptxfp import kernels
+    from ptxfp import _jit
     a = np.random.default_rng(9).integers(0, 1 << 32, size=5000, dtype=np.uint32)
     want = convert("cvt.rn.bf16.f32", a)
-    monkeypatch.setattr(kernels, "PARALLEL_MIN", 100)
+    monkeypatch.setattr(_jit, "PARALLEL_MIN", 100)
     monkeypatch.setenv("PTXFP_NUM_THREADS", "4")
     assert np.array_equal(convert("cvt.rn.bf16.f32", a), want)
 

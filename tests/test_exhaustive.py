@@ -205,7 +205,7 @@ def diff_summary(spelling, flipped, t):
                          ids=lambda v: {True: "flipped", False: "default"}.get(v, v))
 def test_exhaustive_fast_vs_reference(spelling, flipped):
     from ptxfp import kernels
-    if not (kernels._X86 and kernels.HAVE_F16C):
+    if not (kernels.X86 and kernels.HAVE_F16C):
         pytest.skip("the fast lane needs x86 with F16C")
     t = diff_sweep(spelling, flipped)
     print(diff_summary(spelling, flipped, t))
@@ -600,7 +600,7 @@ def random_summary(spelling, flipped, t):
                          ids=lambda v: {True: "flipped", False: "default"}.get(v, v))
 def test_random_fast_vs_reference(spelling, flipped):
     from ptxfp import kernels
-    if not (kernels._X86 and kernels.HAVE_F16C):
+    if not (kernels.X86 and kernels.HAVE_F16C):
         pytest.skip("the fast lane needs x86 with F16C")
     t = random_sweep([(spelling, flipped)])[spelling, flipped]
     print(random_summary(spelling, flipped, t))

@@ -17,12 +17,12 @@ import pytest
 import ptxfp
 import vectors
 from numba import njit
-from ptxfp import kernels, policy, rounding
+from ptxfp import _jit, kernels, policy, rounding
 from ptxfp.execute import _form, kernel_spec as _spec
 from ptxfp.isa import canonical_spellings
 
 FORMS = canonical_spellings()
-fast_available = kernels._X86 and kernels.HAVE_F16C
+fast_available = kernels.X86 and kernels.HAVE_F16C
 needs_fast = pytest.mark.skipif(not fast_available, reason="the fast lane needs x86 with F16C")
 
 
@@ -190,7 +190,8 @@ def test_parallel_path_matches_one_call(monkeypatch, spelling):
     cols = [np.asarray(c) for c in vectors.for_instruction(ins, 20_000)]
     expect = ptxfp.execute(spelling, *cols)
     monkeypatch.setattr(kernels, "PARALLEL_MIN", 64)
-    monkeypatch.setattr(kernels, "PIECE_MIN", 64)
+    monkeypatch.setattr(_jit, "PARALLEL_MIN", 64)
+    monkeypatch.setattr(_jit, "PIECE_MIN", 64)
     monkeypatch.setattr(kernels, "_parallel_min", {})
     monkeypatch.setenv("PTXFP_NUM_THREADS", "3")
     _form(spelling).state = None

@@ -64,7 +64,7 @@ def _lane_model(ins, cols):
     (form, policy) would freeze in: one compilation of ``kernels.lane`` serves every form and
     policy, where execute() compiles a kernel per (form, policy) at seconds each, and a probe
     needs every setting of a policy for a few dozen vectors.  The constants are
-    ``kernels.lane_args``, the ones the reference kernel freezes in; ``_fast_path_ok`` checks
+    ``kernels.lane_consts``, the ones the reference kernel freezes in; ``_fast_path_ok`` checks
     the result against execute() before it is trusted."""
     import dataclasses
     from .. import kernels
@@ -72,7 +72,7 @@ def _lane_model(ins, cols):
     spec = kernel_spec(ins, policy.current())
     if any(f.name == "lanes" for f in dataclasses.fields(spec)):
         spec = dataclasses.replace(spec, lanes=1)
-    consts = kernels.lane_args(spec)
+    consts = kernels.lane_consts(spec)
     lane = kernels.lane
     a, b, c = (cols[k] for k in ins.row.positions("abc"))
     n = a.size
@@ -80,10 +80,10 @@ def _lane_model(ins, cols):
     for i in range(n):
         x, y, z = int(a[i]), int(b[i]), int(c[i])
         if ins.lanes == 1:
-            out[i] = lane(x, y, z, *consts)
+            out[i] = lane(x, y, z, consts)
         else:
-            lo = lane(x & 0xFFFF, y & 0xFFFF, z & 0xFFFF, *consts)
-            hi = lane(x >> 16, y >> 16, z >> 16, *consts)
+            lo = lane(x & 0xFFFF, y & 0xFFFF, z & 0xFFFF, consts)
+            hi = lane(x >> 16, y >> 16, z >> 16, consts)
             out[i] = int(lo) | (int(hi) << 16)
     return out
 
