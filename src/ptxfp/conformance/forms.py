@@ -8,14 +8,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import types
 from ..errors import PtxfpError
-
-_LANE = {"f16": "f16", "f16x2": "f16", "bf16": "bf16", "bf16x2": "bf16", "f32": "f32"}
 
 
 def width(fmt: str) -> int:
-    """Storage bits of a format name."""
-    return 16 if fmt in ("f16", "bf16") else 32
+    """Storage bits of a type name (the type table's)."""
+    return types.width(fmt)
+
+
+def _lane(fmt: str) -> str:
+    return types.lane_format(fmt).name
 
 
 def dtype(bits: int) -> type:
@@ -25,7 +28,7 @@ def dtype(bits: int) -> type:
 @dataclass(frozen=True)
 class Form:
     """A parsed form with what the conformance tools need to know about it."""
-    ins: object                   #: ptxfp.Instruction or ptxfp.cvt.CvtInstruction
+    ins: object                   #: the parsed ptxfp.Instruction
     spelling: str                 #: canonical spelling
     cvt: bool
     operand_names: tuple
@@ -44,7 +47,7 @@ class Form:
     @property
     def result_lane(self) -> str:
         """Format of one result lane: f16, bf16 or f32."""
-        return _LANE[self.result_type]
+        return _lane(self.result_type)
 
     @property
     def arity(self) -> int:
@@ -53,8 +56,8 @@ class Form:
     def lane_formats(self) -> tuple:
         """Format of each operand of one lane (cvt packed forms: one f32 operand per lane)."""
         if self.cvt:
-            return (_LANE[self.operand_formats[0]],)
-        return tuple(_LANE[f] for f in self.operand_formats)
+            return (_lane(self.operand_formats[0]),)
+        return tuple(_lane(f) for f in self.operand_formats)
 
     def split_lanes(self, operands) -> list:
         """Per lane: the operand arrays of that lane (16-bit lanes as uint16, f32 as uint32)."""
@@ -74,12 +77,9 @@ class Form:
                 .astype(np.uint16) for k in range(2)]
 
     def model(self, *operands, out=None) -> np.ndarray:
-        """ptxfp's result bits (``execute`` or ``convert``)."""
-        if self.cvt:
-            from ..cvt import convert
-            return np.asarray(convert(self.ins, *operands, out=out))
-        from ..execute import execute
-        return np.asarray(execute(self.ins, *operands, out=out))
+        """ptxfp's result bits (``execute`` or ``convert``, as the row's family says)."""
+        from ..dispatch import compute
+        return np.asarray(compute(self.ins, *operands, out=out))
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,18 +89,12 @@ def form(spelling: str) -> Form:
         if isinstance(spelling, Form):
             return spelling
         spelling = str(spelling)
+    from ..spelling import parse
     text = spelling.strip()
-    if text.split(".", 1)[0] == "cvt":
-        from ..cvt import parse_cvt
-        ins = parse_cvt(text)
-        if not ins.row.executable:
-            raise PtxfpError(f"'{text}' is checked by ptxfp but not computed (stochastic "
-                             "rounding takes random bits): no vectors for it")
-        cvt = True
-    else:
-        from ..spelling import parse
-        ins = parse(text)
-        cvt = False
+    ins = parse(text)
+    if not ins.row.executable:          # (parse refuses these first today)
+        raise PtxfpError(f"'{text}' is checked by ptxfp but not computed: no vectors for it")
+    cvt = ins.family == "cvt"
     return Form(ins=ins, spelling=str(ins), cvt=cvt, operand_names=tuple(ins.operand_names),
                 operand_formats=tuple(ins.operand_formats), result_type=ins.dtype,
                 lanes=ins.lanes)
@@ -109,5 +103,4 @@ def form(spelling: str) -> Form:
 def all_spellings() -> list:
     """Every computed form: the arithmetic table, then the executable cvt rows."""
     from .. import isa
-    from ..isa_cvt import canonical_spellings
-    return list(isa.canonical_spellings()) + list(canonical_spellings())
+    return isa.all_spellings()

@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import policy as _policy
 from .forms import form as _form
-from . import source, textio
+import ptxfp.conformance.source as source  # a module: tests patch its names
+import ptxfp.conformance.textio as textio
 
 
 def header(spelling: str, level: int, n: int | None, seed: int) -> str:

@@ -37,11 +37,11 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .. import policy as _policy
+from .. import policy as _policy, types
 from ..errors import PtxfpError
 from .classify import Report
 from .forms import Form, dtype, form as _form
-from . import source
+import ptxfp.conformance.source as source  # a module: tests patch its names
 
 
 class SweepError(PtxfpError):
@@ -70,7 +70,7 @@ class Plan:
 
 def _lane_bits(f: Form) -> list:
     """Bits of each operand of one lane, PTX order."""
-    return [16 if x in ("f16", "bf16") else 32 for x in f.lane_formats()]
+    return [types.width(x) for x in f.lane_formats()]
 
 
 def exhaustive_size(f: Form) -> int:
