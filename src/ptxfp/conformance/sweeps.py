@@ -76,7 +76,7 @@ def _lane_bits(f: Form) -> list:
 def exhaustive_size(f: Form) -> int:
     """The number of vectors of an exhaustive sweep of the form."""
     if f.cvt:
-        return 1 << (16 if f.ins.atype != "f32" else 32)
+        return 1 << types.width(f.ins.atype)          # cvt sources are scalars
     bits = sum(_lane_bits(f))
     if bits > 48:
         raise SweepError(f"--exhaustive: '{f.spelling}' has 2^{bits} operand combinations "
