@@ -173,12 +173,10 @@ def decomposed_kernel(spelling, sm=DEFAULT_SM):
     version = _version_for(ptx_req, sm)
     sat = ".sat" if ins.sat else ""
     op = f"{ins.opcode}.{ins.rounding}{sat}.f32"
-    body = [f"cvt.f32.{ins.atype} %fa, %a;"]
-    if ins.opcode == "fma":
-        body += [f"cvt.f32.{ins.atype} %fb, %b;", "mov.b32 %fc, %c;",
-                 f"{op} %fd, %fa, %fb, %fc;"]
-    else:
-        body += ["mov.b32 %fc, %c;", f"{op} %fd, %fa, %fc;"]
+    # each half source widened exactly, the .f32 source moved, then the .f32 operation
+    body = [f"cvt.f32.{t} %f{n}, %{n};" if t != "f32" else f"mov.b32 %f{n}, %{n};"
+            for n, t in zip(ins.operand_names, ins.operand_formats)]
+    body.append(f"{op} %fd, {', '.join('%f' + n for n in ins.operand_names)};")
     body.append("mov.b32 %d, %fd;")
     body = tuple(body)
     return Kernel(str(ins), "decomposed", sm, version,
