@@ -36,26 +36,13 @@ class Instruction:
     spelling: str = field(compare=False)
     row: Row = field(compare=False, repr=False)
 
-    # -- modifiers
-    @property
-    def ftz(self) -> bool:
-        return "ftz" in self.modifiers
-
-    @property
-    def sat(self) -> bool:
-        return "sat" in self.modifiers
-
-    @property
-    def relu(self) -> bool:
-        return "relu" in self.modifiers
-
-    @property
-    def oob(self) -> bool:
-        return "oob" in self.modifiers
-
-    @property
-    def satfinite(self) -> bool:
-        return "satfinite" in self.modifiers
+    # -- modifiers: one flag per modifier of the table, e.g. ins.relu
+    ftz = property(lambda self: "ftz" in self.modifiers, doc="whether .ftz is written")
+    sat = property(lambda self: "sat" in self.modifiers, doc="whether .sat is written")
+    relu = property(lambda self: "relu" in self.modifiers, doc="whether .relu is written")
+    oob = property(lambda self: "oob" in self.modifiers, doc="whether .oob is written")
+    satfinite = property(lambda self: "satfinite" in self.modifiers,
+                         doc="whether .satfinite is written")
 
     # -- what the row says
     @property
