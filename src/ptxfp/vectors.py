@@ -439,8 +439,10 @@ def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT
         parts = _sum_family(rng, fmt, cf, opcode, n)
     elif opcode == "mul":
         parts = _mul_family(rng, fmt, n)
-    else:
+    elif opcode == "fma":
         parts = _fma_family(rng, fmt, cf, n)
+    else:       # a new opcode needs its own families here (DEVELOPERS.md, "Adding a form")
+        raise PtxfpError(f"no targeted vector families for '{opcode}' yet")
     arity = len(parts[0])
     fmts = [fmt] * (arity - 1) + [cf]
     cols = [np.concatenate([p[i].astype(np.uint32) for p in parts]) for i in range(arity)]
