@@ -10,7 +10,7 @@
    .versions/.targets below the recorded matrix, and the nvcc modules of tests/data/ptx go
    through ptxas and check() side by side (skips cleanly elsewhere).
 
-The add/sub/mul/fma decisions come from ptxfp.parse() and the instruction table (isa.py), so
+The add/sub/mul/fma decisions come from ptxfp.parse() and the instruction table (isa/), so
 these tests also hold the table to ptxas.
 """
 

@@ -1,4 +1,4 @@
-"""The cvt table (ptxfp.isa_cvt) against ptxas 13.0's recorded decisions (tests/data/ptxas).
+"""The cvt rows (ptxfp.isa.cvt) against ptxas 13.0's recorded decisions (tests/data/ptxas).
 
 The table is the one description of the cvt forms: ptxfp.convert parses against it and check()
 validates against it.  Here the rows themselves are held to ptxas: the forms they accept are

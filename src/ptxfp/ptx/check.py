@@ -207,7 +207,7 @@ class Verdict:
     that hold everywhere; ``requires``: ((kind, threshold, message), ...) with kind 'version'
     or 'target'; ``targets``: when not empty, the only targets accepted (``targets_message``
     otherwise); ``slots``: per operand (name, operand class); ``form``: the parsed Instruction
-    (arith) or CvtRow (cvt)."""
+    (arith) or Row (cvt)."""
     spelling: str
     family: str | None
     errors: tuple = ()
