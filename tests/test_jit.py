@@ -77,3 +77,17 @@ def test_no_kernel_keeps_the_old_never_true_branch():
     for name in _jit.kernel_modules():
         text = open(_jit._module_path(name)).read()
         assert "SOURCE_KEY < 0" not in text or name == "kernels", name
+
+
+def test_lane_functions_unpack_the_lane_fields_in_order():
+    """The lane functions read a form's constants by position (kernels._build says why): every
+    unpacking of K names the Lane's fields, in the Lane's order."""
+    import inspect
+    import re
+
+    from ptxfp import kernels
+    src = inspect.getsource(kernels)
+    unpacks = re.findall(r"\(([A-Za-z_,\s]+)\) = K\n", src)
+    assert len(unpacks) >= 3
+    for u in unpacks:
+        assert tuple(x.strip() for x in u.split(",")) == kernels.Lane._fields

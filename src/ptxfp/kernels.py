@@ -5,8 +5,9 @@
 formats, rounding mode, modifiers, policy) travel as one frozen structure (``Lane``, built from
 the form's Spec by ``lane_consts``) that a Numba closure per form captures as a constant, so
 LLVM sees straight-line code for exactly that form and can vectorize it; the compiled machine
-code is cached on disk (_jit.jit_cached), keyed by those constants and the sources.  Packed forms run through the same kernel as arrays
-of 16-bit lanes; large arrays are split over a thread pool.  Speed: docs/performance.md.
+code is cached on disk (_jit.jit_cached), keyed by those constants and the sources.  Packed
+forms run through the same kernel as arrays of 16-bit lanes; large arrays are split over a
+thread pool.  Speed: docs/performance.md.
 """
 
 import os
@@ -37,11 +38,11 @@ _BY_CODE = {f.code: f for f in FORMATS.values()}
 
 class Lane(NamedTuple):
     """A form's constants as the lane functions see them: one frozen structure, built from
-    the form's Spec (its row and the policy) by ``lane_consts``.  Each kernel closes over one
-    and the lane functions are inlined into it (``inline="always"``), so Numba compiles it as a
-    constant and LLVM folds every test of a field away."""
+    the form's Spec (its row and the policy) by ``lane_consts``.  Each kernel closes over its
+    values (a plain tuple, unpacked in this field order by the lane functions, which are
+    inlined into it), so Numba compiles them as constants and LLVM folds every test away."""
     OP: int             #: OP_ADD ... OP_FMA
-    MIXED: bool         #: the mixed .f32 forms (c is .f32; add/sub take their second operand from c)
+    MIXED: bool         #: the mixed .f32 forms (c is .f32; add/sub take their 2nd operand from c)
     EXACT: bool         #: the float64 sum u + v is always exact (_sum_is_exact)
     AE: int             #: exponent and fraction bits of a and b
     AM: int
@@ -77,8 +78,9 @@ def _make_lane():
         ``EXACT`` says that the float64 sum u + v is always exact (see _sum_is_exact), so that it
         is its own round-to-odd proxy.
         """
-        OP, MIXED, EXACT, mode, ftz, tininess = K.OP, K.MIXED, K.EXACT, K.mode, K.ftz, K.tininess
-        AE, AM, CE, CM = K.AE, K.AM, K.CE, K.CM
+        # K is a Lane's values by position (see _build); the names are the Lane's fields.
+        (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+         relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
         x = decode(a, AE, AM, ftz)
         z = decode(c, CE, CM, ftz) if (OP == OP_FMA or MIXED) else 0.0
         y = decode(b, AE, AM, ftz) if not (MIXED and OP != OP_FMA) else z
@@ -98,7 +100,7 @@ def _make_lane():
                 v = -y
             r = zero_sign_fix(u + v if EXACT else add_odd(u, v), u, v, mode == RM)
         flush = tininess if ftz else TINY_AFTER
-        mag, sign, is_nan = round_pack(r, K.P, K.EMIN, K.EMAX, mode, flush)
+        mag, sign, is_nan = round_pack(r, P, EMIN, EMAX, mode, flush)
         return _finish(a, b, c, mag, sign, is_nan, K)
 
     # Not disk-cached itself: its code is inlined into each cached kernel, and a cached
@@ -109,13 +111,14 @@ def _make_lane():
 @njit(inline="always")
 def _finish(a, b, c, mag, sign, is_nan, K):
     """NVIDIA's rules on a rounded lane (nvidia.finish), then .oob on its operands."""
-    bits = nvidia.finish(mag, sign, is_nan, K.P, K.WIDTH, K.ONE,
-                         K.ftz and K.tininess == TINY_AFTER, K.sat, K.relu, K.sat_mz, K.relu_mz,
-                         K.nan_bits)
-    if K.oob:
-        hit = nvidia.is_oob(a, K.oob_sign) | nvidia.is_oob(b, K.oob_sign)
-        if K.oob_c:
-            hit = hit | nvidia.is_oob(c, K.oob_sign)
+    (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+     relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
+    bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and tininess == TINY_AFTER, sat,
+                         relu, sat_mz, relu_mz, nan_bits)
+    if oob:
+        hit = nvidia.is_oob(a, oob_sign) | nvidia.is_oob(b, oob_sign)
+        if oob_c:
+            hit = hit | nvidia.is_oob(c, oob_sign)
         bits = 0 if hit else bits
     return bits
 
@@ -140,8 +143,8 @@ def _make_lane32():
     def lane32(a, b, c, K, WIDE):
         """One lane, as ``lane``.  bf16 fma: ``WIDE`` takes ``arith.fma_bf16_odd32`` (any
         input); without it the plain binary32 sum (kernel32 checks the flags)."""
-        OP, MIXED, mode, ftz, tininess = K.OP, K.MIXED, K.mode, K.ftz, K.tininess
-        AE, AM, CE, CM = K.AE, K.AM, K.CE, K.CM
+        (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+         relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
         if MIXED:
             x = decode32(a, AE, AM, False)
             z = decode32(c, CE, CM, False)
@@ -247,7 +250,10 @@ def lane_consts(spec):
 
 
 def _build(spec):
-    K = lane_consts(spec)
+    # The kernel closes over the Lane's values as a plain tuple: Numba then compiles the same
+    # loop as for 23 separate constants, where a NamedTuple constant gave slower code for the
+    # mixed and packed forms (benchmarks/reference_lane.py: 0.6x to 0.9x).
+    K = tuple(lane_consts(spec))
 
     def kernel(a, b, c, out, start, stop):
         # Slicing first lets the loop index start at 0, so LLVM drops Numba's negative-index
@@ -266,8 +272,8 @@ def _build(spec):
 
 def _build32(spec):
     """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold)."""
-    K = lane_consts(spec)
-    MIXED = K.MIXED
+    K = tuple(lane_consts(spec))     # by position: see _build
+    MIXED = spec.c_fmt != spec.lane_fmt
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
     CSR = MXCSR_DEFAULT | (MXCSR_RC[spec.mode] << 13 if MIXED else 0)
     BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code

@@ -150,7 +150,8 @@ def parse(spelling: str) -> Instruction:
         ('a', 'b')
     """
     if not isinstance(spelling, str):
-        raise SpellingError(f"an instruction spelling must be a string, got {type(spelling).__name__}",
+        raise SpellingError("an instruction spelling must be a string, got "
+                            f"{type(spelling).__name__}",
                             rule="syntax")
     text = spelling.strip()
     tokens = text.split(".")
