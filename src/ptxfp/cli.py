@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from .errors import PtxfpError, ResourceError
+from .formats import FORMATS
 from .limits import check_bytes
 
 PROG = "ptxfp"
@@ -41,8 +42,8 @@ class _Parser(argparse.ArgumentParser):
 
 # --- literals ---------------------------------------------------------------------------------
 
-#: float literal suffix -> (format, width, precision, emin, emax)
-_FLOAT_FMTS = {"f16": (16, 11, -14, 15), "bf16": (16, 8, -126, 127), "f32": (32, 24, -126, 127)}
+#: float literal suffix -> (width, precision, emin, emax), from the type table
+_FLOAT_FMTS = {n: (f.width, f.precision, f.emin, f.emax) for n, f in FORMATS.items()}
 _FLOAT_RE = re.compile(r"^([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan))"
                        r"(bf16|f16|f32)$", re.IGNORECASE)
 

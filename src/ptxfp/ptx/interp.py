@@ -49,13 +49,13 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..cvt import parse_cvt
-from ..cvt import convert as _convert
+from .. import isa, types
+from ..dispatch import ENTRY
 from ..errors import (InterpError, OperandError, SpellingError,
                       UninitializedRegister, UnsupportedInstruction)
-from ..execute import execute as _execute
+from ..formats import FORMATS
 from ..limits import check_bytes, guarded, paused_gc
-from ..spelling import parse as _parse_arith
+from ..spelling import parse
 from .reader import Addr, Imm, Reg, Vec, read
 
 __all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "InputInfo", "InterpError",
@@ -67,12 +67,8 @@ MEMORY_KEY = "__memory__"
 
 # --- types ------------------------------------------------------------------------------------
 
-WIDTH = {"pred": 1, "b8": 8, "u8": 8, "s8": 8,
-         "b16": 16, "u16": 16, "s16": 16, "f16": 16, "bf16": 16,
-         "b32": 32, "u32": 32, "s32": 32, "f32": 32, "f16x2": 32, "bf16x2": 32, "tf32": 32,
-         "b64": 64, "u64": 64, "s64": 64, "f64": 64}
+WIDTH = dict(types.REGISTER_WIDTHS)     #: register type -> bits (the type table's)
 _DTYPE = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-_FLOAT_CODES = {"f16": 0, "bf16": 1, "f32": 2}
 _SPECIAL = re.compile(r"%(tid|ntid|ctaid|nctaid)\.([xyz])$|%(laneid|warpid|nwarpid|warpsize)$")
 
 
@@ -424,12 +420,12 @@ def _imm_bits(op, typ, ins):
         raise _bad(ins, f"the {iw}-bit float immediate '{op.text}' does not fit a .{typ} "
                         "operand", op)
     if op.kind == "float":
-        if typ in _FLOAT_CODES:
+        if typ in FORMATS:
             from ..kernels import round_f64_array
             from ..policy import current
             x = np.array([op.value], np.uint64).view(np.float64)
             nan = current().canonical_nan(typ)
-            return int(round_f64_array(x, _FLOAT_CODES[typ], nan)[0])
+            return int(round_f64_array(x, FORMATS[typ].code, nan)[0])
         if typ == "f64":
             return op.value
         raise _bad(ins, f"the floating-point immediate '{op.text}' cannot be a .{typ} operand",
@@ -442,9 +438,7 @@ def _imm_bits(op, typ, ins):
 
 # --- compiling statements to steps ------------------------------------------------------------
 
-_HALF = ("f16", "bf16", "f16x2", "bf16x2")
-_TYPE_TOKEN = re.compile(r"^(?:[bsuf](?:8|16|32|64)|bf16|f16x2|bf16x2|tf32|pred|"
-                         r"e4m3x2|e5m2x2|e2m1x2|e2m3x2|e3m2x2|ue8m0x2|s2f6x2)$")
+_HALF = types.HALF_TYPES
 
 
 def _types_of(ins):
@@ -453,13 +447,12 @@ def _types_of(ins):
 
 @lru_cache(maxsize=4096)
 def _spelling_types(spelling):
-    return tuple(t for t in spelling.split(".")[1:] if _TYPE_TOKEN.match(t))
+    return tuple(t for t in spelling.split(".")[1:] if t in types.TYPE_TOKENS)
 
 
 # one parse per spelling: a program repeats a few spellings many times (and the same
 # Instruction object keeps execute's per-form cache warm)
-_parse_arith_once = lru_cache(maxsize=4096)(_parse_arith)
-_parse_cvt_once = lru_cache(maxsize=4096)(parse_cvt)
+_parse_once = lru_cache(maxsize=4096)(parse)
 
 
 def _src(prog, ins, op, typ, reads):
@@ -503,6 +496,9 @@ def _dst(prog, ins, op, typ, writes):
 
 def _compile(prog, ins):
     fn = _COMPILERS.get(ins.opcode)
+    if ins.opcode in isa.OPCODES and fn not in (_c_arith, _c_cvt) and any(
+            t in _HALF for t in _types_of(ins)):
+        fn = _c_row                # a modelled opcode (neg.bf16 ...) is never integer work
     if fn is None:
         raise _unsupported(ins)
     step = fn(prog, ins)
@@ -514,40 +510,11 @@ def _compile(prog, ins):
     return step
 
 
-def _c_arith(prog, ins):
-    """add/sub/mul/fma: the half and mixed forms go to ptxfp.execute, integer ones here."""
-    types = _types_of(ins)
-    if not any(t in _HALF for t in types):
-        if ins.opcode in ("add", "sub", "mul") and types and all(
-                t[0] in "bsu" and t != "bf16" for t in types):
-            return _c_int(prog, ins)
-        raise _unsupported(ins, "ptxfp models .f16/.bf16/.f16x2/.bf16x2 and the mixed "
-                                ".f32.f16/.f32.bf16 forms")
+def _c_row(prog, ins):
+    """A form of the instruction table (any family): its row says the operands and their
+    types; the family's entry point (``dispatch.ENTRY``: execute or convert) runs it."""
     try:
-        form = _parse_arith_once(ins.opcode_spelling)
-    except SpellingError as e:
-        raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
-    names, fmts = form.operand_names, form.operand_formats
-    _nops(ins, 1 + len(names))
-    reads, writes = [], []
-    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ins.operands[1:], fmts)]
-    d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
-
-    def run(st):
-        st.write(d, form.dtype, _execute(form, *[s(st) for s in srcs]))
-    return _Step(ins, run, reads, writes)
-
-
-def _c_cvt(prog, ins):
-    types = _types_of(ins)
-    if len(types) == 2 and all(t[0] in "us" and t in WIDTH for t in types):
-        return _c_cvt_int(prog, ins, types)
-    if len(types) == 2 and types[0] in ("b16", "b32", "b64") or not any(
-            t in _HALF for t in types):
-        raise _unsupported(ins, "ptxfp models cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2 "
-                                "and between integer types")
-    try:
-        form = _parse_cvt_once(ins.opcode_spelling)
+        form = _parse_once(ins.opcode_spelling)
     except SpellingError as e:
         if e.rule == "not-modeled":
             raise _unsupported(ins, str(e)) from None
@@ -556,10 +523,33 @@ def _c_cvt(prog, ins):
     reads, writes = [], []
     srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ins.operands[1:], form.operand_formats)]
     d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
+    entry = ENTRY[form.family]
 
     def run(st):
-        st.write(d, form.dtype, _convert(form, *[s(st) for s in srcs]))
+        st.write(d, form.dtype, entry(form, *[s(st) for s in srcs]))
     return _Step(ins, run, reads, writes)
+
+
+def _c_arith(prog, ins):
+    """add/sub/mul/fma: the half and mixed forms are rows of the table, integer ones here."""
+    tys = _types_of(ins)
+    if not any(t in _HALF for t in tys):
+        if ins.opcode in ("add", "sub", "mul") and tys and all(
+                t[0] in "bsu" and t != "bf16" for t in tys):
+            return _c_int(prog, ins)
+        raise _unsupported(ins, "ptxfp models .f16/.bf16/.f16x2/.bf16x2 and the mixed "
+                                ".f32.f16/.f32.bf16 forms")
+    return _c_row(prog, ins)
+
+
+def _c_cvt(prog, ins):
+    tys = _types_of(ins)
+    if len(tys) == 2 and all(t[0] in "us" and t in WIDTH for t in tys):
+        return _c_cvt_int(prog, ins, tys)
+    if len(tys) == 2 and tys[0] in ("b16", "b32", "b64") or not any(t in _HALF for t in tys):
+        raise _unsupported(ins, "ptxfp models cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2 "
+                                "and between integer types")
+    return _c_row(prog, ins)
 
 
 def _c_cvt_int(prog, ins, types):

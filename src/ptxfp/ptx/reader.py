@@ -25,6 +25,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .. import types
 from ..errors import PtxSyntaxError
 
 __all__ = [
@@ -540,8 +541,8 @@ _MODULE_DIRECTIVES = (".version", ".target", ".address_size", ".entry", ".func",
                       ".extern", ".weak", ".common")
 _LINE_DIRECTIVES = (".loc", ".file")
 _LINKAGE = (".visible", ".extern", ".weak", ".common")
-_TYPE_RE = re.compile(r"\.(?:[subf](?:8|16|32|64)|f16x2|bf16|bf16x2|pred|tf32|e4m3|e5m2"
-                      r"|e4m3x2|e5m2x2|b128|f64|texref|samplerref|surfref)$")
+#: declaration type tokens: the type table's, and the opaque types of textures and surfaces
+_DECL_TYPES = types.TYPE_TOKENS | {"texref", "samplerref", "surfref"}
 
 
 class _Parser:
@@ -711,7 +712,7 @@ class _Parser:
             t = self.tok
             if t.kind == "dir":
                 self.next()
-                if _TYPE_RE.match(t.text):
+                if t.text.startswith(".") and t.text[1:] in _DECL_TYPES:
                     typ = t.text[1:]
                 elif t.text in (".v2", ".v4", ".v8"):
                     vector = int(t.text[2:])
