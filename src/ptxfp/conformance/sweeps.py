@@ -324,10 +324,10 @@ def _describe(impl) -> str:
 
 def run_chunk(plan: Plan, cid: int, impl: Callable, pol=None) -> dict:
     """Build chunk ``cid``, run ptxfp and the implementation on it, judge: a JSON-able dict."""
-    saved = _policy.POLICY
-    if pol is not None:
-        _policy.POLICY = pol
-    try:
+    # the policy is a per-thread ContextVar (policy.using): assigning policy.POLICY would leave
+    # a module attribute behind that hides the policy in force from every later reader
+    same = {} if pol is None else {f.name: getattr(pol, f.name) for f in dataclasses.fields(pol)}
+    with _policy.using(**same):
         t0 = time.perf_counter()
         f = _form(plan.spelling)
         ops, base = chunk_operands(f, plan, cid)
@@ -351,8 +351,6 @@ def run_chunk(plan: Plan, cid: int, impl: Callable, pol=None) -> dict:
         rep = Report(f.spelling).add(f, ops, expected, got, base=base)
         return {"cid": cid, "n": n, "seconds": time.perf_counter() - t0,
                 "report": rep.to_json()}
-    finally:
-        _policy.POLICY = saved
 
 
 # ---- checkpoints -----------------------------------------------------------------------------
