@@ -1,6 +1,7 @@
 """The instruction table: every form ptxfp models, as complete rows of data (rows.py).
 
-One module of rows per family (arith.py: add/sub/mul/fma; cvt.py: cvt), the union here with
+One module of rows per family (arith.py: add/sub/mul/fma; cvt.py: cvt between .f32 and the
+half types, cvt_small.py: cvt of the fp8/fp6/fp4/ue8m0 types), the union here with
 the lookups every reader uses.  A new form is a new row; a new family is a module of rows and
 an entry in ``rows.FAMILIES``.  tests/test_isa.py validates the table itself (no two rows
 accept one spelling, every type is in the type table, every requirement is monotone).
@@ -13,17 +14,17 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import arith, cvt
+from . import arith, cvt, cvt_small
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
 
 __all__ = ["TABLE", "ARITH", "CVT", "Row", "Operand", "Family", "Require", "FAMILIES",
            "CLASSES", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
            "OPCODES", "rows_for", "forms", "canonical_spelling", "canonical_spellings",
-           "min_ptx", "min_sm", "arith", "cvt", "family_rows", "all_spellings"]
+           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "family_rows", "all_spellings"]
 
 ARITH: tuple[Row, ...] = arith.ROWS
-CVT: tuple[Row, ...] = cvt.ROWS
+CVT: tuple[Row, ...] = cvt.ROWS + cvt_small.ROWS
 #: every row, family by family
 TABLE: tuple[Row, ...] = ARITH + CVT
 

@@ -19,7 +19,8 @@ from typing import Iterable, Iterator, Union
 
 from .. import types
 
-#: one requirement: ('version', (major, minor), message) or ('target', sm, message)
+#: one requirement: ('version', (major, minor), message) or ('target', sm, message), or
+#: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants) needs
 Require = tuple[str, Union[tuple[int, int], int], str]
 
 #: the IEEE rounding modes ptxfp computes

@@ -234,6 +234,10 @@ class Verdict:
         return not self.errors and not requirement_messages(self, version, target)
 
 
+#: the (dst, src) type pairs of the small-float cvt rows (isa/cvt_small.py)
+_SMALL_PAIRS = frozenset(isa.cvt_small.PAIRS)
+
+
 def _family(toks):
     """'arith', 'cvt' or None (outside the model) for a spelling split on '.'.
 
@@ -246,7 +250,7 @@ def _family(toks):
     if op in ARITH_OPCODES:
         return "arith" if any(t in HALF_TYPES for t in types) or len(types) != 1 else None
     if op == "cvt":
-        if not types:
+        if not types or tuple(types) in _SMALL_PAIRS:
             return "cvt"
         if not all(t in HALF_TYPES or t == "f32" for t in types):
             return None
@@ -488,6 +492,10 @@ def requirement_messages(verdict, version, target):
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
             out.append(("min-target", msg))
+        elif kind.startswith("version@") and version is not None and sm is not None \
+                and sm == target_sm(kind.split("@")[1]) and version < thr:
+            # a version that one target needs (fp8 cvt on sm_89: PTX 8.1)
+            out.append(("min-version", msg))
     if verdict.targets and target is not None and target not in verdict.targets:
         out.append(("target-unsupported", verdict.targets_message.format(target=target)))
     return out
