@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from . import nvidia, policy
+from . import nvidia, policy, smallfloat
 from ._jit import fpenv_enter, fpenv_leave, jit_cached, split
 from .arith import decode
 from .errors import SpellingError
@@ -179,6 +179,8 @@ def convert(spelling: str | Instruction, *operands: Operand,
         array([1, 1, inf], dtype=bfloat16)
     """
     ins = spelling if isinstance(spelling, Instruction) else parse_cvt(spelling)
+    if smallfloat.handles(ins):               # fp8/fp6/fp4/ue8m0 and .rs: smallfloat.py
+        return smallfloat.convert(ins, *operands, out=out)
     names, fmts = ins.operand_names, ins.operand_formats
     check_count(ins.spelling, names, operands)
     arrays = []

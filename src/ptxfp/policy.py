@@ -52,8 +52,19 @@ WIDEN_PAYLOAD = "payload"
 WIDEN_QUIET = "quiet"
 WIDEN_NAN = (WIDEN_CANONICAL, WIDEN_PAYLOAD, WIDEN_QUIET)
 
+#: cvt.rs into four 8-bit lanes (.e4m3x4, .e5m2x4, .e2m3x4, .e3m2x4): which bits of rbits
+#: each lane adds.  The manual: "lower 16-bits are used for operands e, f and upper 16 bits are
+#: used for operands a, b" (9.7.9.21), and no more.  RS_X4_SHARED: a and b both add the upper
+#: 16 bits, e and f the lower 16; RS_X4_BYTES: one byte each, a rbits[31:24], b [23:16],
+#: e [15:8], f [7:0].
+RS_X4_SHARED, RS_X4_BYTES = "shared16", "bytes"
+RS_X4_BITS = (RS_X4_SHARED, RS_X4_BYTES)
+
 #: the canonical-NaN field of each result format
-NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32"}
+NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32",
+              "e4m3": "canonical_nan_e4m3", "e5m2": "canonical_nan_e5m2",
+              "ue8m0": "canonical_nan_ue8m0", "e2m3": "nan_to_e2m3", "e3m2": "nan_to_e3m2",
+              "e2m1": "nan_to_e2m1"}
 #: old names accepted by ``using``/``changed``: shorthand -> the fields it sets
 SHORTHANDS = {"canonical_nan16": ("canonical_nan_f16", "canonical_nan_bf16"),
               "canonical_nan32": ("canonical_nan_f32",)}
@@ -89,17 +100,33 @@ class Policy:
     #: IEEE's conversion (sign and payload kept, shifted into place, the quiet bit set).  The
     #: manual: "For cvt.f32.bf16, NaN input yields unspecified NaN".
     widen_nan: str = WIDEN_CANONICAL
+    #: Result NaN of cvt into .e4m3 / .e5m2 / .ue8m0 lanes.  e4m3 and ue8m0 have one NaN
+    #: magnitude (0x7F, 0xFF); for e5m2 0x7F is the NaN that NVIDIA's host conversion
+    #: (cuda_fp8.hpp, __nv_cvt_float_to_fp8) gives for every f32 NaN.
+    canonical_nan_e4m3: int = 0x7F
+    canonical_nan_e5m2: int = 0x7F
+    canonical_nan_ue8m0: int = 0xFF
+    #: What a NaN source becomes in the formats without NaN (cvt.rn.satfinite into .e2m3x2,
+    #: .e3m2x2, .e2m1x2): +MAX_NORM, as NVIDIA's host conversion code does ("NaN converts to
+    #: positive FP6_MAXNORM", cuda_fp6.hpp; FP4 likewise, cuda_fp4.hpp); the manual does not say.
+    nan_to_e2m3: int = 0x1F
+    nan_to_e3m2: int = 0x1F
+    nan_to_e2m1: int = 0x7
+    #: cvt.rs into four 8-bit lanes: which rbits each lane adds (RS_X4_BITS above).
+    rs_x4_bits: str = RS_X4_SHARED
 
     def __post_init__(self) -> None:
         if self.ftz_tininess not in TININESS:
             raise ValueError("ftz_tininess must be one of " + ", ".join(map(repr, TININESS)))
+        if self.rs_x4_bits not in RS_X4_BITS:
+            raise ValueError("rs_x4_bits must be one of " + ", ".join(map(repr, RS_X4_BITS)))
         if self.widen_nan not in WIDEN_NAN:
             raise ValueError("widen_nan must be one of " + ", ".join(map(repr, WIDEN_NAN)))
 
     def canonical_nan(self, fmt: str) -> int:
         """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed
         names 'f16x2'/'bf16x2' give their lanes')."""
-        nan: int = getattr(self, NAN_FIELDS[fmt.removesuffix("x2")])
+        nan: int = getattr(self, NAN_FIELDS[fmt.removesuffix("x2").removesuffix("x4")])
         return nan
 
     @property

@@ -118,6 +118,30 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     return np.int64(r), sign, is_nan
 
 
+@njit
+def rs_mode(x, P, EMIN, R, K):
+    """The mode that stochastic rounding (PTX ``.rs``) with random bits ``R`` (``K`` bits)
+    takes for the exact value ``x``: RZ, or the direction away from zero (RP for a positive
+    ``x``, RM for a negative one).
+
+    PTX 9.7.9.21: the random bits are added to the bits of the magnitude that the rounding
+    discards; a carry out of that addition rounds away from zero, none truncates.  The
+    discarded bits are those below the last place that ``round_pack`` rounds to (the same
+    scaling, so subnormal results discard more); the K random bits are added to the top K of
+    them (the rest are dropped: they cannot carry past K bits of R + their top K bits).
+    """
+    a = abs(x)
+    e = ((bits_from_f64(x) & _ABS) >> 52) - 1023
+    ee = max(e, EMIN)
+    y = a * f64_from_bits((P - 1 - ee + 1023) << 52)        # the last place is 1
+    frac = y - _trunc(y)
+    top = np.int64(_trunc(frac * f64_from_bits((K + 1023) << 52)))
+    away = (frac == frac) and top + R >= (np.int64(1) << K)
+    if not away:
+        return RZ
+    return RM if x < 0 else RP
+
+
 # --- the same rounding from a binary32 proxy (the fast lane, kernels.lane32) ---------------
 
 

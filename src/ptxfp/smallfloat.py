@@ -1,0 +1,236 @@
+"""The small-float conversions, bit-exact: fp8 (e4m3, e5m2), fp6 (e2m3, e3m2), fp4 (e2m1), ue8m0,
+and stochastic rounding (``.rs``), for the rows of isa/cvt_small.py and the ``.rs`` rows of
+isa/cvt.py.  ``ptxfp.convert`` hands these forms here.
+
+Every narrowing is one call of the rounding core, ``rounding.round_pack``, on the exact source
+value (f32, f16 and bf16 values are exact in float64), into the destination's precision and
+exponent range as the type table (types.py) gives them; then the PTX rules (manual 9.7.9.21,
+docs/semantics.md "Small-float cvt"):
+
+- ``.satfinite`` (required on fp8/fp6/fp4): a rounded magnitude past the largest finite value,
+  infinities included, becomes the largest finite value of its sign.  round_pack rounds with
+  the format's exponent range and IEEE overflow, so this is one ``min`` on the magnitude (e4m3's
+  S.1111.111 is NaN, not a value: its largest finite is S.1111.110, 448).
+- NaN gives the destination's canonical NaN (``policy.canonical_nan``): e4m3/e5m2 0x7F, ue8m0
+  0xFF; the formats without NaN (e2m3, e3m2, e2m1) give what the policy says a NaN becomes
+  there (default +MAX_NORM, NVIDIA's host conversion code in cuda_fp6.hpp/cuda_fp4.hpp).
+- ``.relu``: a negative result is +0 (a NaN stays NaN), by ``nvidia.finish``.
+- ue8m0 (unsigned, 2**(k-127), no zero, 0xFF NaN): the magnitude of the source is rounded
+  (.rz/.rp) as a precision-1 format whose smallest exponent is 2**-127; the core's encoding
+  then is the ue8m0 code plus one (its code 0 is the core's "zero", which ue8m0 does not have:
+  values below 2**-127 give code 0 = 2**-127, as the exponent field of the source does).  A
+  rounded overflow (or an infinity) is 0xFF (NaN) unless .satfinite clamps it to 0xFE (2**127).
+- widening (f16x2 from fp8/fp6/fp4, bf16x2 from ue8m0) is exact: the value decoded and
+  packed by the same core.  The two high bits of a 6-bit lane's byte are not read.
+- ``.rs``: the random bits are added to the discarded bits of the magnitude, aligned to the
+  top of them; a carry out rounds away from zero, no carry truncates
+  (``rounding.rs_mode``).  Which bits of ``rbits`` feed which lane: the manual's words for
+  f16x2/bf16x2/e2m1x4, ``policy.rs_x4_bits`` where it is silent (fp8/fp6 x4).
+
+Packing (manual, cvt "Semantics"): the first source (a) goes to the top lane: d[15:8] for
+x2 bytes, d[7:4] for e2m1x2, d[31:24] a, d[23:16] b, d[15:8] e, d[7:0] f for x4.  A packed
+source is read the same way: its upper half gives the upper lane.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+from numpy.typing import NDArray
+
+from . import nvidia, policy, types
+from .arith import decode
+from .operands import broadcast, check_count, check_out, read_operand
+from .rounding import MODES, RM, RN, RP, RZ, TINY_AFTER, round_pack, rs_mode
+from .spelling import Instruction
+
+__all__ = ["convert", "handles", "RS"]
+
+#: the kernels' code of stochastic rounding (after rounding.RN..RP)
+RS = 4
+
+#: how each source lane is read: (exponent bits, fraction bits) of decode's formats
+_SRC = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7)}
+
+
+def handles(ins: Instruction) -> bool:
+    """Is ``ins`` a form computed here (a small-float type, or stochastic rounding)?"""
+    return ins.rounding == "rs" or any(
+        types.get(t).fmt is not None and types.get(t).fmt.code < 0 for t in ins.types)
+
+
+# --- scalar conversions -----------------------------------------------------------------------
+
+
+@njit(inline="always")
+def decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED):  # type: ignore[no-untyped-def]
+    """The exact float64 value of small-format bits ``h`` (NaN for its NaN encodings).
+
+    NAN_KIND: 0 none, 1 IEEE (all-ones exponent, non-zero fraction), 2 the all-ones magnitude
+    (e4m3, ue8m0).  Subnormals for the signed formats; ue8m0 (unsigned, no fraction) reads
+    its field k as 2**(k - BIAS)."""
+    h = np.int64(h)
+    width = EBITS + MBITS + SIGNED
+    mag = h & ((np.int64(1) << (EBITS + MBITS)) - 1)
+    s = (h >> (width - 1)) & 1 if SIGNED else 0
+    e = mag >> MBITS
+    m = mag & ((np.int64(1) << MBITS) - 1)
+    emask = (np.int64(1) << EBITS) - 1
+    if SIGNED:
+        sig = m | (np.int64(e != 0) << MBITS)
+        v = np.float64(sig) * 2.0 ** (max(e, np.int64(1)) - BIAS - MBITS)
+    else:
+        v = 2.0 ** (e - BIAS)
+    if HAS_INF and e == emask and m == 0:
+        v = np.inf
+    if NAN_KIND == 1 and e == emask and m != 0:
+        v = np.nan
+    if NAN_KIND == 2 and mag == (np.int64(1) << (EBITS + MBITS)) - 1:
+        v = np.nan
+    return -v if s == 1 else v
+
+
+@njit(inline="always")
+def narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, mode, satfinite, relu, relu_mz,  # type: ignore[no-untyped-def]  # noqa: E501
+               nan_bits):
+    """The exact value ``x`` rounded into a small format (``mode``: RN/RZ/RM/RP)."""
+    if UE8M0:
+        mag, sign, is_nan = round_pack(abs(x), 1, EMIN, EMAX, mode, TINY_AFTER)
+        code = max(mag - 1, np.int64(0))
+        code = min(code, MAXF) if satfinite else min(code, MAXF + 1)
+        return nan_bits if is_nan else code
+    mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, mode, TINY_AFTER)
+    mag = min(mag, MAXF) if satfinite else mag    # (required on fp8/fp6/fp4, not on .rs)
+    return nvidia.finish(mag, sign, is_nan, P, WIDTH, 0, False, False, relu, False, relu_mz,
+                         nan_bits)
+
+
+# --- kernels ----------------------------------------------------------------------------------
+
+
+@njit(nogil=True)
+def _narrow_kernel(srcs, nsrc, rbits, out, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH,  # type: ignore[no-untyped-def]  # noqa: E501
+                   UE8M0, C, mode, satfinite, relu, relu_mz, nan_bits, rs_shift, rs_k):
+    """Narrow ``nsrc`` source rows (f32 values, or packed f16x2/bf16x2 when SLANES is 2) into
+    one packed destination per element, the first source lane in the top container.
+
+    ``rs_shift[j]``, ``rs_k``: lane j's random bits are ``(rbits >> rs_shift[j])`` masked to
+    rs_k bits (mode RS)."""
+    n = out.size
+    lanes = nsrc * SLANES
+    kmask = (np.int64(1) << rs_k) - 1
+    smask = (np.int64(1) << SC) - 1
+    for i in range(n):
+        r = np.int64(0)
+        for j in range(lanes):               # j = 0 is the top lane
+            if SLANES == 1:
+                v = np.int64(srcs[j, i])
+            else:
+                v = (np.int64(srcs[0, i]) >> (SC * (SLANES - 1 - j))) & smask
+            x = decode(v, SE, SM, False)
+            m = mode
+            if mode == RS:
+                m = rs_mode(x, P, EMIN, (np.int64(rbits[i]) >> rs_shift[j]) & kmask, rs_k)
+            bits = narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, m, satfinite, relu,
+                              relu_mz, nan_bits)
+            r = (r << C) | bits
+        out[i] = r
+
+
+@njit(nogil=True)
+def _widen_kernel(a, out, LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN,  # type: ignore[no-untyped-def]  # noqa: E501
+                  EMAX, DWIDTH, relu, relu_mz, nan_bits):
+    """Widen each lane of packed small-format ``a`` (container C bits) exactly into a 16-bit
+    f16/bf16 lane of ``out``, the top lane of ``a`` into the top half."""
+    n = out.size
+    cmask = (np.int64(1) << C) - 1
+    for i in range(n):
+        r = np.int64(0)
+        for j in range(LANES):
+            h = (np.int64(a[i]) >> (C * (LANES - 1 - j))) & cmask
+            x = decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED)
+            mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, RN, TINY_AFTER)
+            bits = nvidia.finish(mag, sign, is_nan, P, DWIDTH, 0, False, False, relu, False,
+                                 relu_mz, nan_bits)
+            r = (r << 16) | bits
+        out[i] = r
+
+
+# --- the entry point --------------------------------------------------------------------------
+
+
+def _rs_lanes(ins: Instruction, pol: policy.Policy) -> tuple[NDArray[np.int64], int]:
+    """(shift of each lane's random bits in rbits, top lane first; how many bits)."""
+    d = ins.dtype
+    if d in ("f16x2", "bf16x2"):
+        # manual: the upper 16 bits for a, the lower for b; 13 LSBs of each for f16
+        return np.array([16, 0], np.int64), 13 if d == "f16x2" else 16
+    if d == "e2m1x4":
+        # manual: the upper 8 bits of both halves for a, b; the lower 8 bits for e, f
+        return np.array([24, 8, 16, 0], np.int64), 8
+    if pol.rs_x4_bits == policy.RS_X4_SHARED:
+        # the upper 16 bits for a and for b, the lower 16 for e and for f
+        return np.array([16, 16, 0, 0], np.int64), 16
+    return np.array([24, 16, 8, 0], np.int64), 8           # RS_X4_BYTES
+
+
+def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -> Any:
+    """``ptxfp.convert`` of a small-float or ``.rs`` form (operands are bit patterns)."""
+    names, fmts = ins.operand_names, ins.operand_formats
+    check_count(ins.spelling, names, operands)
+    arrays = []
+    for x, n, fm in zip(operands, names, fmts):
+        bits, typed = read_operand(x, fm, f"operand {n} of '{ins.spelling}' (.{fm})")
+        arrays.append(bits)
+    flat, shape, size, scalar = broadcast(ins.spelling, names, arrays)
+    dt = types.get(ins.dtype)
+    dtype = np.dtype(dt.dtype_name)
+    given = out
+    if given is not None:
+        res = check_out(ins.spelling, given, dtype, shape)
+    else:
+        res = np.empty(size, dtype)
+    pol = policy.current()
+    dfmt = dt.fmt
+    assert dfmt is not None
+    st = types.get(ins.atype)
+    if size:
+        if st.fmt is not None and st.fmt.code < 0:
+            # widening: small x2 -> f16x2 / bf16x2
+            f = st.fmt
+            nan_kind = {types.NAN_NONE: 0, types.NAN_IEEE: 1, types.NAN_ALL_ONES: 2}[
+                f.nan_encoding]
+            _widen_kernel(flat[0], res, st.lanes, st.container, f.exp_bits, f.man_bits, f.bias,
+                          nan_kind, f.has_inf, int(f.signed), dfmt.precision, dfmt.emin,
+                          dfmt.emax, dfmt.width, ins.relu, pol.relu_minus_zero_to_plus,
+                          pol.canonical_nan(dfmt.name))
+        else:
+            ue8m0 = dfmt.name == "ue8m0"
+            rs_shift, rs_k = np.zeros(4, np.int64), 1
+            srcs_list = flat
+            rbits = flat[0]
+            if ins.rounding == "rs":
+                rbits = flat[-1]
+                srcs_list = flat[:-1]
+                rs_shift, rs_k = _rs_lanes(ins, pol)
+            srcs = np.stack([np.asarray(s, np.uint32) for s in srcs_list])
+            se, sm = _SRC[st.lane_type]
+            mode = RS if ins.rounding == "rs" else MODES[ins.rounding or "rn"]
+            if ue8m0:
+                P, emin, emax, maxf = 1, -127, 127, 0xFE
+            else:
+                P, emin, emax, maxf = dfmt.precision, dfmt.emin, dfmt.emax, dfmt.max_finite
+            _narrow_kernel(srcs, len(srcs_list), np.asarray(rbits, np.uint32), res, se, sm,
+                           st.lanes, st.container, P, emin, emax, maxf, dfmt.width, ue8m0,
+                           dt.container, mode, ins.satfinite, ins.relu,
+                           pol.relu_minus_zero_to_plus, pol.canonical_nan(dfmt.name),
+                           rs_shift, rs_k)
+    if given is not None:
+        return given
+    res = res.reshape(shape)
+    return int(res) if scalar else res
+
+
+_ = (RZ, RM, RP)                                  # the modes rs_mode chooses among
