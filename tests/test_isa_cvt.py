@@ -82,8 +82,8 @@ def test_rows_are_consistent():
         assert row.dst in isa_cvt.TYPES and row.src in isa_cvt.TYPES
         assert "f32" in row.types and row.dst != row.src
         assert len(row.operands) == 2 + row.dst.endswith("x2") + ("rs" in row.roundings)
-        assert row.executable == (set(row.roundings) <= set(isa_cvt.ROUNDINGS))
-        assert bool(row.targets) == bool(row.targets_message) == (not row.executable)
+        assert row.executable        # .rs too: smallfloat.py computes it from rbits
+        assert bool(row.targets) == bool(row.targets_message) == ("rs" in row.roundings)
         for kind, thr, msg in row.requires:
             assert kind in ("version", "target")
             assert (("%d.%d" % thr) if kind == "version" else ("sm_%d" % thr)) in msg
@@ -91,7 +91,7 @@ def test_rows_are_consistent():
                                   ("bf16x2", "f32"), ("f32", "f16"), ("f32", "bf16")}
     every = isa_cvt.canonical_spellings(executable=False)
     assert len(every) == len(set(every))
-    assert set(isa_cvt.canonical_spellings()) == {s for s in every if ".rs." not in s}
+    assert isa_cvt.canonical_spellings() == every
 
 
 def test_ptxfp_reads_this_table():
@@ -106,13 +106,8 @@ def test_ptxfp_reads_this_table():
     for s in isa_cvt.canonical_spellings(executable=False):
         v = spelling_verdict(s)
         assert v.ok and v.form is _row_of(s), s
-        if ".rs." in s:
-            with pytest.raises(SpellingError) as e:
-                parse_cvt(s)
-            assert e.value.rule == "not-modeled"
-        else:
-            ins = parse_cvt(s)
-            assert str(ins) == s and ins.row is _row_of(s)
+        ins = parse_cvt(s)
+        assert str(ins) == s and ins.row is _row_of(s)
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,8 +171,9 @@ def test_requirement_messages_are_ptxas_messages():
 
 @needs_data
 def test_parse_cvt_accepts_what_ptxas_accepts():
-    """parse_cvt on every recorded spelling of the table's types: accepted (or, for .rs,
-    'not-modeled') exactly where ptxas accepts the line somewhere, with ptxas' minimum."""
+    """parse_cvt on every recorded spelling of the table's types: accepted exactly where
+    ptxas accepts the line somewhere, with ptxas' minimum (a row with a target list: its
+    first target)."""
     table, recs = _table_records()
     n, bad = 0, []
     for r in recs:
@@ -189,13 +185,12 @@ def test_parse_cvt_accepts_what_ptxas_accepts():
         n += 1
         try:
             ins = parse_cvt(r["spelling"])
-            got = (_vkey("%d.%d" % max(ins.min_ptx, FLOOR_PTX)), max(ins.min_sm, FLOOR_SM))
-        except SpellingError as e:
-            got = "not-modeled" if e.rule == "not-modeled" else None
+            sm = target_sm(ins.row.targets[0]) if ins.row.targets else ins.min_sm
+            got = (_vkey("%d.%d" % max(ins.min_ptx, FLOOR_PTX)), max(sm, FLOOR_SM))
+        except SpellingError:
+            got = None
         if not r["legal"]:
             want = None
-        elif "rs" in r["spelling"].split("."):
-            want = "not-modeled"
         else:
             want = (_vkey(r["min_version"]), target_sm(r["min_target"]))
         if got != want:

@@ -15,7 +15,7 @@ from typing import Iterable, NoReturn
 
 from . import isa, types
 from .errors import SpellingError
-from .isa.rows import MODIFIER_ORDER, REPEATABLE, ROUNDINGS, Row, canonical_spelling
+from .isa.rows import MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, Row, canonical_spelling
 
 __all__ = ["Instruction", "parse", "OPCODES"]
 
@@ -202,7 +202,7 @@ def parse(spelling: str) -> Instruction:
     rnd = roundings[0] if roundings else None
     if rnd is not None and not any(rnd in r.roundings for r in rows):
         allowed = sorted({m for r in rows if r.executable for m in r.roundings},
-                         key=ROUNDINGS.index)
+                         key=ROUNDING_TOKENS.index)
         _fail(text, "." + rnd, "illegal-rounding",
               f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}'"
               + (f" (allowed: {_dotted(allowed)})" if allowed else " (it takes none)"))
@@ -218,7 +218,7 @@ def parse(spelling: str) -> Instruction:
               f"modifiers {_dotted(_ordered(mods))} cannot be combined on '{opcode}{tname}'")
     fits = [r for r in by_mods if rnd is None or rnd in r.roundings]
     if not fits:
-        allowed = sorted({m for r in by_mods for m in r.roundings}, key=ROUNDINGS.index)
+        allowed = sorted({m for r in by_mods for m in r.roundings}, key=ROUNDING_TOKENS.index)
         _fail(text, f".{rnd}", "illegal-rounding",
               f"illegal rounding modifier '.{rnd}' for '{opcode}{tname}' with "
               f"{_dotted(_ordered(mods))} (allowed: {_dotted(allowed)})")

@@ -9,8 +9,8 @@ One row is one family of spellings: destination and source type, the rounding mo
 of operands, and what it needs: every requirement is a (kind, threshold, message) triple whose
 message is ptxas' own text for it, so that ``check()`` can say what ptxas says; ``min_ptx`` and
 ``min_sm`` are the highest thresholds.  Rows with ``targets`` exist only on those targets.
-Rows that are not ``executable`` (stochastic rounding ``.rs``, which takes random bits) are
-checked by ``check()`` and not computed by ``ptxfp.convert``.
+The stochastic-rounding rows (``.rs``, a fourth operand of random bits) are computed by
+smallfloat.py, as a deterministic function of the random bits.
 
 Source: ptxas 13.0.  From .version 4.0 / sm_50 up, the recorded decisions in tests/data/ptxas
 (tools/ptxas_probe.py; docs/ptxas-findings.md) hold every row to ptxas (tests/test_isa_cvt.py,
@@ -127,7 +127,7 @@ def _rows() -> tuple[Row, ...]:
             base + _satf(f"cvt.{d}.f32"))
         row(d, "f32", ("rs",), True, {"relu", "satfinite"}, (), base + (_v(".rs", (8, 7)),),
             targets=RS_TARGETS, targets_message="Feature '.rs' not supported on .target "
-                                                "'{target}'", executable=False)
+                                                "'{target}'")
     # f16 -> f32: exact, so no rounding modifier; .sat everywhere, .ftz from PTX 1.4.
     row("f32", "f16", (), False, {"sat"}, (), ())
     row("f32", "f16", (), False, {"ftz", "sat"}, {"ftz"}, _FTZ)
