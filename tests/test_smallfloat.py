@@ -1,0 +1,319 @@
+"""The small-float cvt forms (smallfloat.py, isa/cvt_small.py) against two independent oracles.
+
+1. MPFR (tests/oracle_small.py, written from the manual, no ptxfp code): every widening form
+   on all of its inputs; every narrowing form (and .relu) on a seeded random sample of f32
+   bit patterns plus targeted values (every value of the destination and the midpoints
+   between neighbours, one f32 ulp either side, the specials); .rs with random bits.
+2. NVIDIA's host-side conversion code (cuda_fp8.h, cuda_fp6.h, cuda_fp4.h), compiled with nvcc
+   into a shared library at test time (tests/data/cuda/smallfloat_host.cu, cached in the temp
+   directory) and called through ctypes: the widening forms on all 2**16 inputs, f16x2 ->
+   fp8x2 on every f16 in each lane, the f32 narrowings on a large random + targeted sample;
+   ``-m slow`` runs every one of the 2**32 f32 inputs.  Skips where nvcc is missing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+import ptxfp
+from ptxfp import policy
+
+import oracle_small
+
+HERE = os.path.dirname(__file__)
+SRC = os.path.join(HERE, "data", "cuda", "smallfloat_host.cu")
+RNG = np.random.default_rng(20261124)
+
+FP8 = {"e4m3x2": 0, "e5m2x2": 1}
+FP6 = {"e2m3x2": 0, "e3m2x2": 1}
+SMALL_VALUES = {"e4m3x2": 256, "e5m2x2": 256, "e2m3x2": 64, "e3m2x2": 64, "e2m1x2": 16}
+
+
+def f32(x):
+    return np.asarray(x, np.float32).view(np.uint32)
+
+
+def _targeted_f32(dst):
+    """Every value of the destination lane format, the midpoints between neighbours, one f32
+    ulp either side of each, the largest finite +- an ulp, zeros, infinities, NaNs, f32
+    subnormals."""
+    if dst == "ue8m0x2":
+        vals = [np.float32(2.0) ** k for k in range(-127, 128)]
+    else:
+        n = SMALL_VALUES[dst]
+        lanes = np.arange(n, dtype=np.uint32)
+        packed = lanes if dst == "e2m1x2" else lanes
+        h = np.array([oracle_small.convert(f"cvt.rn.f16x2.{dst}", int(v),
+                                           policy=policy.current()) & 0xFFFF
+                      for v in packed], np.uint16)
+        vals = h.view(np.float16).astype(np.float32)
+        vals = vals[np.isfinite(vals)]
+    vals = np.unique(np.abs(np.asarray(vals, np.float32)))
+    mids = ((vals[1:].astype(np.float64) + vals[:-1]) / 2).astype(np.float32)
+    with np.errstate(over="ignore"):
+        pts = np.concatenate([vals, mids, vals * 2, vals / 2])
+    b = f32(pts)
+    b = np.concatenate([b, b + 1, b - 1, b | 0x80000000, (b + 1) | 0x80000000,
+                        (b - 1) | 0x80000000])
+    specials = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
+                         0x7F800001, 0x7FFFFFFF, 0x00000001, 0x807FFFFF, 0x7F7FFFFF,
+                         0xFF7FFFFF], np.uint32)
+    return np.unique(np.concatenate([b, specials]).astype(np.uint32))
+
+
+def _sample_f32(n, dst):
+    rnd = RNG.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+    # also values in the destination's range, where the rounding happens
+    near = f32((RNG.standard_normal(n) * 4).astype(np.float32))
+    return np.concatenate([_targeted_f32(dst), rnd, near])
+
+
+def _oracle(spelling, *cols):
+    pol = policy.current()
+    return np.array([oracle_small.convert(spelling, *map(int, ops), policy=pol)
+                     for ops in zip(*cols)], np.uint64)
+
+
+# --------------------------------------------------------------------------------------------
+# 1. MPFR
+
+WIDEN = [f"cvt.rn{r}.f16x2.{t}" for t in ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2")
+         for r in ("", ".relu")] + ["cvt.rn.bf16x2.ue8m0x2"]
+
+
+@pytest.mark.parametrize("spelling", WIDEN)
+def test_widening_exhaustive_vs_mpfr(spelling):
+    src = spelling.split(".")[-1]
+    n = 1 << (8 if src == "e2m1x2" else 16)
+    a = np.arange(n, dtype=np.uint32)
+    got = ptxfp.convert(spelling, a)
+    want = _oracle(spelling, a)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, [(hex(a[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+NARROW = ([f"cvt.rn.satfinite{r}.{d}.f32" for d in ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2",
+                                                      "e2m1x2") for r in ("", ".relu")]
+          + [f"cvt.{r}{s}.ue8m0x2.f32" for r in ("rz", "rp") for s in ("", ".satfinite")])
+
+
+@pytest.mark.parametrize("spelling", NARROW)
+def test_narrowing_f32_vs_mpfr(spelling):
+    x = _sample_f32(3000, spelling.split(".")[-2])
+    y = np.roll(x, 1)
+    got = ptxfp.convert(spelling, x, y)
+    want = _oracle(spelling, x, y)
+    bad = np.flatnonzero(got != want)
+    assert x.size > 3000 and not bad.size, \
+        [(hex(x[i]), hex(y[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("spelling", [
+    "cvt.rn.satfinite.e4m3x2.f16x2", "cvt.rn.satfinite.relu.e5m2x2.f16x2",
+    "cvt.rz.ue8m0x2.bf16x2", "cvt.rp.satfinite.ue8m0x2.bf16x2"])
+def test_narrowing_packed_vs_mpfr(spelling):
+    lo = np.arange(1 << 16, dtype=np.uint32)
+    a = lo | (RNG.permutation(lo) << 16)                   # every 16-bit lane in both halves
+    got = ptxfp.convert(spelling, a)
+    want = _oracle(spelling, a)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, [(hex(a[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+RS = [f"cvt.rs{r}.satfinite.{d}.f32" for d in ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4",
+                                                "e2m1x4") for r in ("", ".relu")] + \
+     [f"cvt.rs{r}{s}.{d}.f32" for d in ("f16x2", "bf16x2") for r in ("", ".relu")
+      for s in ("", ".satfinite")]
+
+
+@pytest.mark.parametrize("bits", [policy.RS_X4_SHARED, policy.RS_X4_BYTES])
+@pytest.mark.parametrize("spelling", RS)
+def test_stochastic_rounding_vs_oracle(spelling, bits):
+    if bits != policy.RS_X4_SHARED and not spelling.split(".")[-2].endswith("x4"):
+        pytest.skip("the policy touches the x4 forms only")
+    d = spelling.split(".")[-2]
+    n = 4 if d.endswith("x4") else 2
+    near = {"f16x2": 60000.0, "bf16x2": 1e38}.get(d, 8.0)
+    with np.errstate(over="ignore"):
+        cols = [np.concatenate([f32((RNG.standard_normal(3000) * near).astype(np.float32)),
+                                RNG.integers(0, 1 << 32, 500, dtype=np.uint64).astype(np.uint32),
+                                _targeted_f32("e2m1x2")[:200]]) for _ in range(n)]
+    m = min(c.size for c in cols)
+    cols = [c[:m] for c in cols]
+    rbits = RNG.integers(0, 1 << 32, m, dtype=np.uint64).astype(np.uint32)
+    with policy.using(rs_x4_bits=bits):
+        got = ptxfp.convert(spelling, *cols, rbits)
+        want = _oracle(spelling, *cols, rbits)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, [([hex(c[i]) for c in cols], hex(rbits[i]), hex(got[i]),
+                           hex(want[i])) for i in bad[:5]]
+
+
+def test_stochastic_rounding_is_unbiased_and_uses_the_carry():
+    # 1 + 2**-12 to f16 (last place 2**-10): the discarded bits are 0x800 of 13; a carry
+    # out needs rbits >= 0x1800, so the result rounds up for 1/4 of all random values
+    x = int(f32(1 + 2.0 ** -12))
+    r = np.arange(1 << 13, dtype=np.uint32)
+    got = ptxfp.convert("cvt.rs.f16x2.f32", x, x, r | (r << 16))
+    up = (got & 0xFFFF) == 0x3C01
+    assert np.array_equal(up, r >= 0x1800) and up.mean() == 0.25
+    assert np.array_equal(got >> 16, got & 0xFFFF)         # a's bits are rbits[28:16]
+
+
+def test_packing_and_operand_order():
+    one, two = int(f32(1.0)), int(f32(2.0))
+    assert ptxfp.convert("cvt.rn.satfinite.e4m3x2.f32", one, two) == 0x3840   # a on top
+    assert ptxfp.convert("cvt.rn.satfinite.e2m1x2.f32", one, two) == 0x24
+    assert ptxfp.convert("cvt.rn.satfinite.e2m3x2.f32", one, two) == 0x0810   # 6 bits a byte
+    assert ptxfp.convert("cvt.rn.f16x2.e4m3x2", 0x3840) == 0x3C004000
+    assert ptxfp.convert("cvt.rn.f16x2.e2m3x2", 0xC8D0) == 0x3C004000    # padding not read
+    assert ptxfp.convert("cvt.rz.ue8m0x2.f32", one, two) == 0x7F80
+    assert ptxfp.convert("cvt.rs.satfinite.e4m3x4.f32", one, two, one, two, 0) == 0x38403840
+    assert ptxfp.convert("cvt.rs.satfinite.e2m1x4.f32", one, two, one, two, 0) == 0x2424
+
+
+def test_satfinite_nan_and_relu_rules():
+    nan, inf = 0x7FC00000, 0x7F800000
+    c = ptxfp.convert
+    assert c("cvt.rn.satfinite.e4m3x2.f32", nan, inf) == 0x7F7E
+    assert c("cvt.rn.satfinite.e5m2x2.f32", nan, inf | 0x80000000) == 0x7FFB
+    assert c("cvt.rn.satfinite.e2m1x2.f32", nan, inf) == 0x77        # no NaN: +MAX_NORM
+    with policy.using(nan_to_e2m1=0x0):
+        assert c("cvt.rn.satfinite.e2m1x2.f32", nan, inf) == 0x07
+    assert c("cvt.rn.satfinite.relu.e4m3x2.f32", nan, int(f32(-1.0))) == 0x7F00
+    assert c("cvt.rz.ue8m0x2.f32", nan, inf) == 0xFFFF
+    assert c("cvt.rz.satfinite.ue8m0x2.f32", nan, inf) == 0xFFFE
+
+
+def test_arrays_scalars_and_dtypes():
+    x = f32(np.linspace(-10, 10, 101, dtype=np.float32))
+    r = ptxfp.convert("cvt.rn.satfinite.e2m1x2.f32", x, x)
+    assert r.dtype == np.uint8 and r.shape == (101,)
+    r = ptxfp.convert("cvt.rs.satfinite.e4m3x4.f32", x, x, x, x, np.uint32(7))
+    assert r.dtype == np.uint32
+    assert ptxfp.convert("cvt.rn.f16x2.e2m1x2", np.arange(256).reshape(16, 16)).shape == (16, 16)
+    with pytest.raises(ptxfp.OperandError):
+        ptxfp.convert("cvt.rn.f16x2.e2m1x2", 256)
+
+
+# --------------------------------------------------------------------------------------------
+# 2. NVIDIA's host code
+
+
+@pytest.fixture(scope="module")
+def nv():
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                    if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+    if nvcc is None:
+        pytest.skip("nvcc not found: NVIDIA's host conversion code cannot be compiled")
+    with open(SRC, "rb") as f:
+        src = f.read()
+    ver = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    key = hashlib.sha256(src + ver.encode()).hexdigest()[:16]
+    cache = os.path.join(tempfile.gettempdir(), f"ptxfp-nvhost-{os.getuid()}")
+    os.makedirs(cache, exist_ok=True)
+    lib = os.path.join(cache, f"smallfloat_host-{key}.so")
+    if not os.path.exists(lib):
+        tmp = lib + f".{os.getpid()}.tmp"
+        r = subprocess.run([nvcc, "-O2", "-shared", "-Xcompiler", "-fPIC", "-o", tmp, SRC],
+                           capture_output=True, text=True)
+        if r.returncode:
+            pytest.skip(f"nvcc could not build the host library: {r.stderr[-300:]}")
+        os.replace(tmp, lib)
+    return ctypes.CDLL(lib)
+
+
+def _p(a):
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def _host(nv, name, out_dtype, *arrays, extra=()):
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    out = np.empty(arrays[0].size, out_dtype)
+    getattr(nv, name)(*[_p(a) for a in arrays], _p(out), ctypes.c_long(out.size),
+                      *[ctypes.c_int(e) for e in extra])
+    return out
+
+
+def _same(got, want, *ins):
+    bad = np.flatnonzero(got.astype(np.uint64) != want.astype(np.uint64))
+    assert not bad.size, (bad.size, [tuple(hex(int(a[i])) for a in ins) + (hex(int(got[i])),
+                                                                          hex(int(want[i])))
+                                     for i in bad[:5]])
+
+
+@pytest.mark.parametrize("t", list(FP8) + list(FP6) + ["e2m1x2"])
+def test_widening_exhaustive_vs_nvidia(nv, t):
+    n = 1 << (8 if t == "e2m1x2" else 16)
+    a = np.arange(n, dtype=np.uint8 if t == "e2m1x2" else np.uint16)
+    if t in FP8:
+        want = _host(nv, "fp8x2_to_f16x2", np.uint32, a, extra=(FP8[t],))
+    elif t in FP6:
+        want = _host(nv, "fp6x2_to_f16x2", np.uint32, a, extra=(FP6[t],))
+    else:
+        want = _host(nv, "fp4x2_to_f16x2", np.uint32, a)
+    _same(ptxfp.convert(f"cvt.rn.f16x2.{t}", a.astype(np.uint32)), want, a)
+
+
+def test_ue8m0_widening_exhaustive_vs_nvidia(nv):
+    a = np.arange(1 << 16, dtype=np.uint16)
+    _same(ptxfp.convert("cvt.rn.bf16x2.ue8m0x2", a.astype(np.uint32)),
+          _host(nv, "e8m0x2_to_bf16x2", np.uint32, a), a)
+
+
+@pytest.mark.parametrize("t", list(FP8))
+def test_f16x2_to_fp8_every_f16_vs_nvidia(nv, t):
+    lo = np.arange(1 << 16, dtype=np.uint32)
+    a = lo | (RNG.permutation(lo) << 16)
+    _same(ptxfp.convert(f"cvt.rn.satfinite.{t}.f16x2", a),
+          _host(nv, "f16x2_to_fp8x2", np.uint16, a, extra=(FP8[t],)), a)
+
+
+@pytest.mark.parametrize("rp", [0, 1])
+@pytest.mark.parametrize("sat", [0, 1])
+def test_bf16x2_to_ue8m0_every_bf16_vs_nvidia(nv, sat, rp):
+    lo = np.arange(1 << 16, dtype=np.uint32)
+    a = lo | (RNG.permutation(lo) << 16)
+    sp = f"cvt.{'rp' if rp else 'rz'}{'.satfinite' if sat else ''}.ue8m0x2.bf16x2"
+    _same(ptxfp.convert(sp, a), _host(nv, "bf16x2_to_e8m0x2", np.uint16, a, extra=(sat, rp)), a)
+
+
+def _f32_narrow_vs_nvidia(nv, spelling, a, b):
+    d = spelling.split(".")[-2]
+    if d in FP8:
+        want = _host(nv, "f32_to_fp8x2", np.uint16, a, b, extra=(FP8[d],))
+    elif d in FP6:
+        want = _host(nv, "f32_to_fp6x2", np.uint16, a, b, extra=(FP6[d],))
+    elif d == "e2m1x2":
+        want = _host(nv, "f32_to_fp4x2", np.uint8, a, b)
+    else:
+        want = _host(nv, "f32_to_e8m0x2", np.uint16, a, b,
+                     extra=("satfinite" in spelling, spelling.split(".")[1] == "rp"))
+    _same(ptxfp.convert(spelling, a, b), want, a, b)
+
+
+NV_NARROW = [s for s in NARROW if ".relu" not in s]
+
+
+@pytest.mark.parametrize("spelling", NV_NARROW)
+def test_f32_narrowing_sample_vs_nvidia(nv, spelling):
+    x = np.concatenate([_sample_f32(200_000, spelling.split(".")[-2]),
+                        RNG.integers(0, 1 << 32, 1_000_000, dtype=np.uint64).astype(np.uint32)])
+    _f32_narrow_vs_nvidia(nv, spelling, x, np.roll(x, 7))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spelling", NV_NARROW)
+def test_f32_narrowing_all_2_32_vs_nvidia(nv, spelling):
+    step = 1 << 26
+    for start in range(0, 1 << 32, step):
+        x = np.arange(start, start + step, dtype=np.uint64).astype(np.uint32)
+        _f32_narrow_vs_nvidia(nv, spelling, x, x[::-1].copy())
