@@ -173,6 +173,13 @@ def decode(bits, typ):
         return f"[15:0] {_fmt_float(lo)}  [31:16] {_fmt_float(hi)}"
     if typ == "f64":
         return _fmt_float(np.array([bits], np.uint64).view(np.float64)[0])
+    from . import types
+    t = types.TYPES.get(typ)
+    if t is not None and t.fmt is not None and t.fmt.code < 0:     # fp8/fp6/fp4/ue8m0 lanes
+        c = t.container
+        lanes = [(bits >> (c * k)) & ((1 << c) - 1) for k in range(t.lanes)]
+        return "  ".join(f"[{c * k + c - 1}:{c * k}] {_fmt_float(t.fmt.value(v))}"
+                         for k, v in enumerate(lanes))
     if typ == "pred":
         return "true" if bits else "false"
     if typ and typ[0] == "s" and typ[1:].isdigit():

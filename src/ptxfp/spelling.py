@@ -63,7 +63,8 @@ class Instruction:
 
     @property
     def min_target(self) -> str:
-        return "sm_%d" % self.min_sm
+        """The lowest target: the first of the row's only targets where it has a list."""
+        return self.row.targets[0] if self.row.targets else "sm_%d" % self.min_sm
 
     @property
     def mixed(self) -> bool:

@@ -648,7 +648,19 @@ class _Checker:
         op = ins.opcode
         slots = v.slots
         mismatch = f"Arguments mismatch for instruction '{op}'"
-        if len(ins.operands) != len(slots):
+        operands = list(ins.operands)
+        row = v.form
+        if row is not None and row.dtype.endswith("x4"):
+            # cvt.rs into four lanes: d, {a, b, e, f}, rbits (manual 9.7.9.21)
+            if len(operands) == 3 and isinstance(operands[1], Vec) \
+                    and operands[1].brackets == "{}" and len(operands[1].items) == 4:
+                operands = [operands[0]] + list(operands[1].items) + [operands[2]]
+            else:
+                self.add("error", ins.line, ins.col,
+                         f"{mismatch}: '{ins.opcode_spelling}' takes d, {{a, b, e, f}}, rbits",
+                         "operand-count", mismatch)
+                return
+        if len(operands) != len(slots):
             self.add("error", ins.line, ins.col,
                      f"{mismatch}: '{ins.opcode_spelling}' takes {len(slots)} operands "
                      f"({', '.join(n for n, _ in slots)}), got {len(ins.operands)}",
@@ -656,7 +668,7 @@ class _Checker:
             return
         if ins.predicate is not None:
             self.symbol(ins.predicate.name, ins.predicate.line, ins.predicate.col, None)
-        for k, ((name, cls), o) in enumerate(zip(slots, ins.operands)):
+        for k, ((name, cls), o) in enumerate(zip(slots, operands)):
             where = f"operand {k + 1} ('{name}')"
             if isinstance(o, Vec):
                 msg = f"Vector operand is not allowed for instruction '{op}'"

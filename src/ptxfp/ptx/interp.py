@@ -68,6 +68,9 @@ MEMORY_KEY = "__memory__"
 # --- types ------------------------------------------------------------------------------------
 
 WIDTH = dict(types.REGISTER_WIDTHS)     #: register type -> bits (the type table's)
+# the small-float types of cvt (.e4m3x2, .e2m1x2, .ue8m0x2 ...), operands of the cvt rows
+WIDTH.update({t.name: t.width for t in types.TYPES.values()
+              if t.fmt is not None and t.fmt.code < 0 and t.width >= 8})
 _DTYPE = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SPECIAL = re.compile(r"%(tid|ntid|ctaid|nctaid)\.([xyz])$|%(laneid|warpid|nwarpid|warpsize)$")
 
@@ -519,9 +522,13 @@ def _c_row(prog, ins):
         if e.rule == "not-modeled":
             raise _unsupported(ins, str(e)) from None
         raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
-    _nops(ins, 1 + len(form.operand_names))
+    # cvt.rs into four lanes writes its sources as one vector operand {a, b, e, f}
+    ops = [ins.operands[0]] + [x for o in ins.operands[1:]
+                               for x in (o.items if isinstance(o, Vec) else [o])]
+    if len(ops) != 1 + len(form.operand_names):
+        _nops(ins, 1 + len(form.operand_names))
     reads, writes = [], []
-    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ins.operands[1:], form.operand_formats)]
+    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ops[1:], form.operand_formats)]
     d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
     entry = ENTRY[form.family]
 
@@ -546,10 +553,15 @@ def _c_cvt(prog, ins):
     tys = _types_of(ins)
     if len(tys) == 2 and all(t[0] in "us" and t in WIDTH for t in tys):
         return _c_cvt_int(prog, ins, tys)
-    if len(tys) == 2 and tys[0] in ("b16", "b32", "b64") or not any(t in _HALF for t in tys):
-        raise _unsupported(ins, "ptxfp models cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2 "
-                                "and between integer types")
+    small = tuple(tys) in _SMALL_PAIRS            # fp8/fp6/fp4/ue8m0 (isa/cvt_small.py)
+    if not small and (len(tys) == 2 and tys[0] in ("b16", "b32", "b64")
+                      or not any(t in _HALF for t in tys)):
+        raise _unsupported(ins, "ptxfp models cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2, "
+                                "the fp8/fp6/fp4/ue8m0 forms, and between integer types")
     return _c_row(prog, ins)
+
+
+_SMALL_PAIRS = frozenset(isa.cvt_small.PAIRS)
 
 
 def _c_cvt_int(prog, ins, types):
