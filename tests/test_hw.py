@@ -75,9 +75,15 @@ def test_every_cvt_form_gets_a_native_kernel():
     for s in CVT:
         ins = F.parse_form(s)
         k = K.kernel_for(s, 90)
-        assert k.mode == "native" and k.target == f"sm_{max(90, ins.min_sm)}", s
+        if ins.row.targets:      # fp6/fp4/ue8m0, .rs: written for their target, not run here
+            assert k.mode == K.NOT_RUNNABLE and k.target == ins.row.targets[0], s
+        else:
+            assert k.mode == "native" and k.target == f"sm_{max(90, ins.min_sm)}", s
         assert k.version >= ins.min_ptx and k.version >= (7, 8), s
-        ops = ", ".join(["%d"] + ["%" + n for n in ins.operand_names])
+        srcs = ["%" + n for n in ins.operand_names]
+        if ins.dtype.endswith("x4"):
+            srcs = ["{" + ", ".join(srcs[:4]) + "}", srcs[4]]
+        ops = ", ".join(["%d"] + srcs)
         assert f"    {s} {ops};" in k.ptx.splitlines(), s
         for n, w in zip(ins.operand_names, F.operand_widths(ins)):
             assert f"ld.global.b{w} %{n}, [%ptr];" in k.ptx, s
@@ -312,7 +318,7 @@ def test_vectors_have_the_operand_widths_of_every_form():
             sizes = {o.size for o in ops}
             assert len(sizes) == 1, (s, name)
             for o, f in zip(ops, ins.operand_formats):
-                assert o.dtype == (np.uint16 if f in ("f16", "bf16") else np.uint32), (s, f)
+                assert o.dtype == np.dtype(ptxfp.types.get(f).dtype_name), (s, f)
         r1 = V.random_vectors(s, 100, seed=5)
         r2 = V.random_vectors(s, 100, seed=5)
         assert all(np.array_equal(x, y) for x, y in zip(r1, r2))
@@ -471,7 +477,7 @@ def test_every_probe_is_well_formed():
             assert ops[n].dtype == (np.uint16 if f in ("f16", "bf16") else np.uint32), p.name
     fams = {n.split("/")[0] for n in names}
     assert fams == {"nan", "ftz-tininess", "sat-minus-zero", "relu-minus-zero", "oob-sign-c",
-                    "oob-other-nans", "widen-nan"}
+                    "oob-other-nans", "widen-nan", "rs-x4-bits"}
     decided = {f for p in ps for f in p.fields}
     assert decided == fields, fields - decided       # every Policy field has probes
 
@@ -628,7 +634,7 @@ def test_policy_answers_confirm_contradict_or_split():
 
 
 def test_nan_probes_name_the_field_of_their_result_format():
-    want = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32"}
+    want = dict(policy.NAN_FIELDS)          # f16/bf16/f32 and the small-float formats
     seen = set()
     for p in P.probes():
         if not p.name.startswith("nan/"):

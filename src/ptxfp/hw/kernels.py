@@ -12,6 +12,8 @@ and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  Such a kernel
 ``decomposed``; it checks ptxfp's reading of the mixed forms, not sm_100 silicon.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from .forms import is_mixed, operand_widths, parse_form, result_width
@@ -25,6 +27,9 @@ TARGET_PTX = {
     72: (6, 1), 75: (6, 3), 80: (7, 0), 86: (7, 1), 87: (7, 4), 89: (7, 8), 90: (7, 8),
     100: (8, 6), 101: (8, 6), 103: (8, 8), 120: (8, 7), 121: (8, 8),
 }
+
+#: the mode of a kernel written for a target this GPU is not (kernel_for)
+NOT_RUNNABLE = "not-runnable"
 
 #: name of the entry in every generated module
 ENTRY = "ptxfp_form"
@@ -41,16 +46,17 @@ def _target_ptx(sm):
 class Kernel:
     """One generated PTX module and what a runner needs to know to launch it."""
     spelling: str          #: the form under test (canonical spelling)
-    mode: str              #: 'native' or 'decomposed'
+    mode: str              #: 'native', 'decomposed' or 'not-runnable'
     sm: int                #: the .target it is written for
     version: tuple         #: the .version it declares
     ptx: str
     widths: tuple          #: bit widths of (a, b, c, d) in memory; 0 = not used
     body: tuple            #: the instruction lines between the loads and the store
+    target_name: str | None = None   #: the .target when it is not sm_<sm> (sm_100a)
 
     @property
     def target(self):
-        return "sm_%d" % self.sm
+        return self.target_name or "sm_%d" % self.sm
 
     @property
     def version_str(self):
@@ -67,13 +73,25 @@ class Kernel:
 
 
 def can_run_natively(ins, sm):
-    """Whether a GPU of compute capability ``sm`` (e.g. 90) runs ``ins`` as written."""
+    """Whether a GPU of compute capability ``sm`` (e.g. 90) runs ``ins`` as written.  A row
+    with a list of targets (the fp6/fp4/ue8m0 cvt forms, .rs: sm_100a, sm_103a, ...) runs
+    only on a GPU whose number is one of them."""
+    if ins.row.targets:
+        return any(int(t[3:].rstrip("af")) == sm for t in ins.row.targets)
     return sm >= ins.min_sm
 
 
-def _module(spelling, mode, sm, version, widths, body):
-    """Assemble the full PTX text around ``body`` (instruction lines on %a %b %c -> %d)."""
-    names = ("a", "b", "c", "d")
+def _row_target(ins):
+    """The .target a kernel for ``ins`` is written for where the row lists its targets."""
+    return ins.row.targets[0] if ins.row.targets else None
+
+
+def _module(spelling, mode, sm, version, widths, body, extra=(), target=None):
+    """Assemble the full PTX text around ``body`` (instruction lines on %a %b %c -> %d).
+    ``extra``: (name, width) of the sources past a, b, c (cvt.rs: e, f, rbits), each with a
+    parameter of its own after param_c; ``target``: the .target when it is not sm_<sm>."""
+    names = ("a", "b", "c") + tuple(n for n, _ in extra) + ("d",)
+    widths = tuple(widths[:3]) + tuple(w for _, w in extra) + (widths[3],)
     regs = []
     for n, w in zip(names, widths):
         if w:
@@ -94,13 +112,14 @@ def _module(spelling, mode, sm, version, widths, body):
     lines = [
         f"// ptxfp hardware harness: {spelling} ({mode})",
         f".version {version[0]}.{version[1]}",
-        f".target sm_{sm}",
+        f".target {target or 'sm_%d' % sm}",
         ".address_size 64",
         "",
         f".visible .entry {ENTRY}(",
         "    .param .u64 param_a,",
         "    .param .u64 param_b,",
         "    .param .u64 param_c,",
+        *(f"    .param .u64 param_{n}," for n, _ in extra),
         "    .param .u64 param_d,",
         "    .param .u32 param_n",
         ")",
@@ -108,6 +127,7 @@ def _module(spelling, mode, sm, version, widths, body):
         "    .reg .pred %done;",
         "    .reg .b32 %i, %n, %bid, %bdim, %tx;",
         "    .reg .b64 %ga, %gb, %gc, %gd, %off, %ptr;",
+        *(f"    .reg .b64 %g{n};" for n, _ in extra),
         *regs,
         "    .reg .f32 %fa, %fb, %fc, %fd;",
         "",
@@ -115,6 +135,7 @@ def _module(spelling, mode, sm, version, widths, body):
         "    ld.param.u64 %gb, [param_b];",
         "    ld.param.u64 %gc, [param_c];",
         "    ld.param.u64 %gd, [param_d];",
+        *(f"    ld.param.u64 %g{n}, [param_{n}];" for n, _ in extra),
         "    ld.param.u32 %n, [param_n];",
         "    mov.u32 %bid, %ctaid.x;",
         "    mov.u32 %bdim, %ntid.x;",
@@ -126,6 +147,7 @@ def _module(spelling, mode, sm, version, widths, body):
         "    cvta.to.global.u64 %gb, %gb;",
         "    cvta.to.global.u64 %gc, %gc;",
         "    cvta.to.global.u64 %gd, %gd;",
+        *(f"    cvta.to.global.u64 %g{n}, %g{n};" for n, _ in extra),
         *loads,
         *("    " + b for b in body),
         *stores,
@@ -146,16 +168,27 @@ def _widths(ins):
     return tuple(w.get(n, 0) for n in "abc") + (result_width(ins),)
 
 
-def native_kernel(spelling, sm=DEFAULT_SM):
-    """The kernel that runs the form as written, for a GPU of compute capability ``sm``."""
+def _extra(ins):
+    """(name, width) of the sources past a, b, c (cvt.rs: e, f, rbits)."""
+    return tuple((n, w) for n, w in zip(ins.operand_names, operand_widths(ins))
+                 if n not in ("a", "b", "c"))
+
+
+def native_kernel(spelling, sm=DEFAULT_SM, mode="native"):
+    """The kernel that runs the form as written, for a GPU of compute capability ``sm`` (for
+    a row with a target list: for its first target, sm_100a say)."""
     ins = parse_form(spelling)
-    sm = max(sm, ins.min_sm)
+    target = _row_target(ins)
+    sm = int(target[3:].rstrip("af")) if target else max(sm, ins.min_sm)
     version = _version_for(ins.min_ptx, sm)
-    ops = ", ".join(["%d"] + ["%" + n for n in ins.operand_names])
+    srcs = ["%" + n for n in ins.operand_names]
+    if ins.dtype.endswith("x4"):                    # cvt.rs: d, {a, b, e, f}, rbits
+        srcs = ["{" + ", ".join(srcs[:4]) + "}", srcs[4]]
+    ops = ", ".join(["%d"] + srcs)
     body = (f"{ins} {ops};",)
-    return Kernel(str(ins), "native", sm, version,
-                  _module(str(ins), "native", sm, version, _widths(ins), body),
-                  _widths(ins), body)
+    return Kernel(str(ins), mode, sm, version,
+                  _module(str(ins), mode, sm, version, _widths(ins), body, _extra(ins),
+                          target), _widths(ins), body, target)
 
 
 #: cvt.f32.bf16 needs PTX ISA 7.8 / sm_90; cvt.f32.f16 is as old as f16 itself
@@ -192,4 +225,8 @@ def kernel_for(spelling, sm=DEFAULT_SM):
         return native_kernel(ins, sm)
     if is_mixed(ins):
         return decomposed_kernel(ins, sm)
+    if ins.row.targets:
+        # the fp6/fp4/ue8m0 and .rs forms exist on their targets only: the kernel for its
+        # first target (ptxas takes it), labelled not runnable on this GPU
+        return native_kernel(ins, sm, mode=NOT_RUNNABLE)
     raise ValueError(f"'{ins}' needs sm_{ins.min_sm}; this GPU is sm_{sm}")

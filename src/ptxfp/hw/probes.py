@@ -33,6 +33,7 @@ import numpy as np
 from .. import policy, types
 from ..execute import execute
 from .forms import all_spellings, is_cvt, model as form_model, parse_form as parse, result_width
+from .. import smallfloat as _smallfloat
 from .kernels import kernel_for
 from .runner import KernelError
 
@@ -383,6 +384,42 @@ def _cvt_nan_probe(s):
                  tuple(Setting("0x%04X" % v, ((fld, v),)) for v in values))
 
 
+#: the NaN candidates of the small formats: the policy's value first, then the other
+#: readings (the sign set, the other quiet pattern, zero, the largest finite)
+_SMALL_NAN_VALUES = {"e4m3": (0x7F, 0xFF), "e5m2": (0x7F, 0x7E, 0xFF, 0xFE),
+                     "ue8m0": (0xFF, 0xFE, 0x00), "e2m3": (0x1F, 0x3F, 0x00),
+                     "e3m2": (0x1F, 0x3F, 0x00), "e2m1": (0x7, 0xF, 0x0)}
+
+
+def _small_probes(ins):
+    """The probes of a small-float cvt form: the NaN it gives for f32 NaNs (the narrowing
+    forms from .f32 without .relu), and which rbits each lane adds (cvt.rs into four 8-bit
+    lanes)."""
+    d = ins.result_format
+    if ins.rounding == "rs":
+        if ins.dtype in ("e2m1x4", "f16x2", "bf16x2") or ins.relu:
+            return []
+        # 1 + half a last place: 1.0625 (3 fraction bits), 1.125 (2)
+        x = 0x3F880000 if d in ("e4m3", "e2m3") else 0x3F900000
+        # a value halfway between two neighbours of the format: a carry iff the lane's random
+        # bits reach half their range
+        vecs = tuple((x, x, x, x, r) for r in (0x80000000, 0x00800000, 0x00008000, 0x00000080,
+                                               0x80808080, 0x7F7F7F7F, 0x80008000))
+        settings = tuple(Setting(v, (("rs_x4_bits", v),)) for v in policy.RS_X4_BITS)
+        return [Probe(f"rs-x4-bits/{ins}", ("rs_x4_bits",),
+                      f"Which bits of rbits does each lane of {ins} add?", str(ins), vecs,
+                      settings)]
+    if not ins.narrowing or ins.relu or ins.atype != "f32":
+        return []
+    one = _ONE["f32"]
+    vecs = tuple(v for nan in _NANS["f32"] for v in ((nan, one), (one, nan)))
+    fld = policy.NAN_FIELDS[d]
+    cur = getattr(policy.current(), fld)
+    values = [cur] + [v for v in _SMALL_NAN_VALUES[d] if v != cur]
+    return [Probe(f"nan/{ins}", (fld,), f"Which bits does {ins} give for NaN inputs?",
+                  str(ins), vecs, tuple(Setting("0x%02X" % v, ((fld, v),)) for v in values))]
+
+
 def _cvt_zero_probe(s, mod):
     ins = parse(s)
     fld = {"sat": "sat_minus_zero_to_plus", "relu": "relu_minus_zero_to_plus"}[mod]
@@ -418,6 +455,9 @@ def probes(spellings=None):
     out = []
     for s in forms:
         ins = _ins(s)
+        if is_cvt(ins) and _smallfloat.handles(ins):
+            out += _small_probes(ins)
+            continue
         if is_cvt(ins):
             out += _cvt_probes(s)
             continue

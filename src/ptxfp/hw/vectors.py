@@ -205,6 +205,8 @@ def random_vectors(spelling, n, seed=0):
     own (lanes of one vector come from different strategies)."""
     ins = _ins(spelling)
     rng = np.random.default_rng(seed)
+    if _small(ins):
+        return _small_vectors(ins, n, rng)
     if is_cvt(ins):
         return _cvt_random(ins, n, rng)
     parts = [("uniform", n - 2 * (n // 4)), ("close", n // 4), ("aimed", n // 4)]
@@ -234,6 +236,8 @@ def special_grid(spelling):
     """Every combination of special values over the operands (packed forms: the combination in
     lane 0 with the reversed list in lane 1, and the same with the lanes swapped)."""
     ins = _ins(spelling)
+    if _small(ins):
+        return _small_targeted(ins)
     if is_cvt(ins):
         return _cvt_targeted(ins)
     lists = [special_values(f) for f in _formats(ins, lanes=True)]
@@ -245,8 +249,12 @@ def special_grid(spelling):
 
 
 def targeted(spelling, n, seed=0):
-    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``)."""
-    return _package_vectors.targeted(_ins(spelling), n, seed)
+    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``; the
+    small-float forms: values of the destination's range and bit patterns)."""
+    ins = _ins(spelling)
+    if _small(ins):
+        return _small_vectors(ins, n, np.random.default_rng(seed + 1))
+    return _package_vectors.targeted(ins, n, seed)
 
 
 #: the names of the vector sets, in the order they run
@@ -278,6 +286,8 @@ def exhaustive_eligible(spelling):
     mixed fma with c fixed, packed forms over their two lanes); mixed add/sub (a 16-bit, c 32-bit)
     cannot.  Every cvt form can (all 2^32 f32 inputs, or all 2^16 half inputs)."""
     ins = _ins(spelling)
+    if ins.rounding == "rs":
+        return False                      # random bits: not one sweep of the inputs
     return is_cvt(ins) or "b" in ins.operand_names
 
 
@@ -304,7 +314,9 @@ def exhaustive_size(spelling):
     cvt: 2**32 f32 inputs (packed: b = ~a), 2**16 half inputs."""
     ins = _ins(spelling)
     if is_cvt(ins):
-        return PAIRS if ins.narrowing else 1 << 16
+        if not ins.narrowing and _small(ins):
+            return 1 << _width(ins.operand_formats[0])     # 2**16, 2**8 for .e2m1x2
+        return PAIRS if ins.narrowing or _small(ins) else 1 << 16
     return PAIRS // ins.lanes
 
 
@@ -318,6 +330,9 @@ def exhaustive_chunk(spelling, start, stop, c=None):
     ins = _ins(spelling)
     n = stop - start
     if is_cvt(ins):
+        if _small(ins) and len(ins.operand_names) == 1:     # one packed source: every pattern
+            w = _width(ins.operand_formats[0])
+            return (np.arange(start, stop, dtype=np.uint64).astype(_bits_dtype(w)),)
         if not ins.narrowing:
             return (np.arange(start, stop, dtype=np.uint32).astype(np.uint16),)
         a = np.arange(start, stop, dtype=np.uint32)
@@ -496,3 +511,68 @@ def _cvt_targeted(ins):
         return (vals,)
     rev = vals[::-1].copy()
     return (np.concatenate([vals, rev]), np.concatenate([rev, vals]))
+
+
+# ---- the small-float cvt forms (fp8/fp6/fp4/ue8m0, .rs) ----------------------------------------
+
+
+def _small(ins):
+    from ..smallfloat import handles
+    return is_cvt(ins) and handles(ins)
+
+
+def _width(fmt):
+    from .. import types
+    return types.width(fmt)
+
+
+def _bits_dtype(w):
+    return {8: np.uint8, 16: np.uint16}.get(w, np.uint32)
+
+
+def _small_column(rng, n, fmt, near):
+    """``n`` operands of type ``fmt``: f32 half uniform bit patterns, half values of the
+    destination's range (``near``); any other type uniform bit patterns."""
+    w = _width(fmt)
+    if fmt != "f32":
+        return rng.integers(0, 1 << w, n, dtype=np.uint64).astype(_bits_dtype(w))
+    k = n // 2
+    x = (rng.standard_normal(k) * near).astype(np.float32).view(np.uint32)
+    u = rng.integers(0, 1 << 32, n - k, dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([x, u])[rng.permutation(n)]
+
+
+def _small_near(ins):
+    from .. import types
+    d = types.get(ins.dtype).fmt
+    return 1.0 if d is None or d.code >= 0 and d.name != "f16" else d.value(d.max_finite) / 2
+
+
+def _small_vectors(ins, n, rng):
+    near = _small_near(ins)
+    return tuple(_small_column(rng, n, f, near) for f in ins.operand_formats)
+
+
+def _small_targeted(ins):
+    """Every input of a one-operand form with 16 bits or fewer; else the f32 specials and the
+    destination's values (with their neighbours) in every f32 operand, rbits cycling through
+    0, all ones and halves."""
+    if len(ins.operand_names) == 1 and _width(ins.operand_formats[0]) <= 16:
+        w = _width(ins.operand_formats[0])
+        return (np.arange(1 << w, dtype=np.uint64).astype(_bits_dtype(w)),)
+    rng = np.random.default_rng(1)
+    near = _small_near(ins)
+    vals = np.concatenate([special_values("f32"),
+                           np.linspace(-2 * near, 2 * near, 257).astype(np.float32)
+                           .view(np.uint32)])
+    vals = np.unique(np.concatenate([vals, vals + 1, vals - 1]).astype(np.uint32))
+    cols = []
+    for k, f in enumerate(ins.operand_formats):
+        if f == "f32":
+            cols.append(np.roll(vals, 7 * k))
+        elif ins.operand_names[k] == "rbits":
+            r = np.array([0, 0xFFFFFFFF, 0x80008000, 0x7FFF7FFF, 0x12345678], np.uint32)
+            cols.append(np.resize(r, vals.size))
+        else:
+            cols.append(_small_column(rng, vals.size, f, near))
+    return tuple(cols)

@@ -16,7 +16,7 @@ from .vectors import (SET_RANDOM, c_bits, exhaustive_c_values, exhaustive_descri
                       exhaustive_eligible, exhaustive_operands, exhaustive_ranges,
                       random_vectors, vector_sets)
 from .forms import model, operand_widths, parse_form as parse, result_width
-from .kernels import kernel_for
+from .kernels import NOT_RUNNABLE, kernel_for
 from .runner import Constant
 
 #: mismatching vectors kept per form
@@ -144,6 +144,11 @@ def _kernel(runner, ins, result):
         result.complete = False
         return None
     result.mode, result.target = kernel.mode, kernel.target
+    if kernel.mode == NOT_RUNNABLE:
+        result.error = (f"not runnable on sm_{runner.sm}: '{ins}' exists on "
+                        f"{', '.join(parse(ins).row.targets)} only")
+        result.complete = False
+        return None
     return kernel
 
 
