@@ -473,6 +473,49 @@ def gen_spellings():
     return out
 
 
+def gen_small_spellings():
+    """The small-float cvt group ('cvt-small', ``--groups cvt-small``): every (dst, src) pair
+    of the fp8/fp6/fp4/ue8m0 forms and the .rs forms into four lanes (PTX ISA 9.0, 9.7.9.21),
+    with the rounding/modifier tokens in every order up to two, three-token permutations, and
+    misspellings; the operands are the manual's (``{a, b, e, f}, rbits`` for x4)."""
+    out, seen = [], set()
+    regs = {"e4m3x2": "h", "e5m2x2": "h", "e2m3x2": "h", "e3m2x2": "h", "ue8m0x2": "h",
+            "e2m1x2": "bb", "f16x2": "r", "bf16x2": "r", "e4m3x4": "r", "e5m2x4": "r",
+            "e2m3x4": "r", "e3m2x4": "r", "e2m1x4": "h"}
+    pairs = [(d, "f32") for d in ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2", "ue8m0x2")]
+    pairs += [(d, "f16x2") for d in ("e4m3x2", "e5m2x2")] + [("ue8m0x2", "bf16x2")]
+    pairs += [("f16x2", s) for s in ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2")]
+    pairs += [("bf16x2", "ue8m0x2")]
+    pairs += [(d, "f32") for d in ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")]
+
+    def operands(d, s):
+        if d.endswith("x4"):
+            return [regs[d] + "0", "{f0, f1, f2, f3}", "r1"]
+        if s == "f32":
+            return [regs[d] + "0", "f1", "f2"]
+        return [regs[d] + "0", regs[s] + "1"]
+
+    def add(toks, opnds):
+        sp, line = ops_line("cvt", toks, opnds)
+        if line not in seen:
+            seen.add(line)
+            out.append({"group": "cvt-small", "op": "cvt", "spelling": sp, "line": line})
+
+    pool = ["rn", "rz", "rp", "rm", "rs", "relu", "satfinite", "ftz", "sat"]
+    for d, s in pairs:
+        tt, opnds = [d, s], operands(d, s)
+        for k in range(0, 3):
+            for seq in itertools.product(pool, repeat=k):
+                for p in (0, k):
+                    add(list(seq[:p]) + tt + list(seq[p:]), opnds)
+        for seq in itertools.permutations(["rn", "rz", "rp", "rs", "relu", "satfinite", "ftz"],
+                                          3):
+            add(list(seq) + tt, opnds)
+        for x in ("rna", "rni", "oob", "foo"):
+            add(["rn", "satfinite", x] + tt, opnds)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # operand-kind probes
 # --------------------------------------------------------------------------------------------
@@ -714,6 +757,8 @@ def entry_active(e, v, t):
         if "below" in e:
             return e["below"] is None or vkey(v) < vkey(e["below"])
         return v in e["versions"]
+    if k == "both":
+        return v in e["versions"] and t in e["targets"]
     if "below" in e:
         return tnum(t) < tnum(e["below"])
     return t in e["rejects"]
@@ -749,6 +794,199 @@ def _task(args):
 # main
 # --------------------------------------------------------------------------------------------
 
+SMALL_DECLS = BASE_DECLS + [(".b8", "bb")]
+
+
+def sweep_spellings(sp, versions, targets, arch_of, run_many, decls, rng, sample, log):
+    """Steps 1-3 of main for a list of spellings: target and version sweeps, the condensed
+    model per spelling, and its check on the full (.version x .target) cross product.
+    Returns (message table, records, mismatches, observations)."""
+    lines = [s["line"] for s in sp]
+    n = len(lines)
+    vmin, vmax = versions[0], versions[-1]
+    tres = run_many([((v, t), lines, v, t, arch_of[t], decls)
+                     for t in targets for v in (vmin, vmax)])
+    tsweep = {t: tres[(vmax, t)][0] for t in targets}
+    tsweep_lo = {t: tres[(vmin, t)][0] for t in targets}
+    tref = [min(targets, key=lambda t: (len(tsweep[t][i]), tkey(t))) for i in range(n)]
+    groups = {}
+    for i, t in enumerate(tref):
+        groups.setdefault(t, []).append(i)
+    vres = run_many([((t, v), [lines[i] for i in idxs], v, t, arch_of[t], decls)
+                     for t, idxs in groups.items() for v in versions])
+    vsweep = [dict() for _ in range(n)]
+    for t, idxs in groups.items():
+        for v in versions:
+            for k, i in enumerate(idxs):
+                vsweep[i][v] = vres[(t, v)][0][k]
+    records = []
+    for i, s in enumerate(sp):
+        m = build_model({t: tsweep[t][i] for t in targets},
+                        {t: tsweep_lo[t][i] for t in targets}, vsweep[i], tref[i],
+                        versions, targets)
+        rec = {"id": i}
+        rec.update(s)
+        rec.update(m)
+        records.append(rec)
+    table, finals = finalize(records)
+    chk = [i for i, r in enumerate(finals) if r["legal"] or r.get("model_problems")]
+    rest = [i for i, r in enumerate(finals) if not (r["legal"] or r.get("model_problems"))]
+    chk += rng.sample(rest, int(len(rest) * sample))
+    chk.sort()
+    configs = [(v, t) for v in versions for t in targets]
+    log(f"cross-product check: {len(chk)} spellings x {len(configs)} configs")
+    xres = run_many([((v, t), [lines[i] for i in chk], v, t, arch_of[t], decls)
+                     for v, t in configs])
+    mism, observations = [], 0
+    for (v, t), (res, fmsgs) in sorted(xres.items(), key=lambda kv: (vkey(kv[0][0]),
+                                                                      tkey(kv[0][1]))):
+        for k, i in enumerate(chk):
+            observations += 1
+            pred = messages_at(finals[i], table, v, t)
+            if pred != res[k]:
+                mism.append({"id": i, "line": lines[i], "version": v, "target": t})
+                finals[i].setdefault("matrix_exceptions", []).append(
+                    {"version": v, "target": t, "observed": res[k]})
+    for i in chk:
+        finals[i]["matrix_checked"] = True
+    return table, finals, mism, observations
+
+
+def condense_two_axis(finals, table, versions, targets):
+    """Records whose messages depend on both axes at once (fp8 cvt: 'requires .target sm_90'
+    below PTX 8.1, 'sm_89 or higher' from 8.1, '... on sm_89 requires PTX 8.1'), which the
+    one-axis model leaves as thousands of matrix_exceptions: rewrite each with 'both' entries
+    ({"text", "kind": "both", "versions": [...], "targets": [...]}: printed iff .version and
+    .target are both listed), when every message's (version, target) set is such a product
+    and one order of the messages fits every observation.  Checked against the observations;
+    a record that does not fit keeps its exceptions.  Returns how many were rewritten."""
+    index = {json.dumps(e, sort_keys=True): i for i, e in enumerate(table)}
+    done = 0
+    configs = [(v, t) for v in versions for t in targets]
+    for r in finals:
+        if not r.get("matrix_exceptions"):
+            continue
+        exc = {(e["version"], e["target"]): e["observed"] for e in r["matrix_exceptions"]}
+        obs = {(v, t): [templ(m, v, t) for m in exc.get((v, t), messages_at(r, table, v, t))]
+               for v, t in configs}
+        where = {}
+        for (v, t), ms in obs.items():
+            for m in ms:
+                where.setdefault(m, set()).add((v, t))
+        # one order of the messages that every observation follows
+        order, ok = [], True
+        pending = set(where)
+        while pending and ok:
+            firsts = {ms[0] for ms in ([m for m in o if m in pending] for o in obs.values())
+                      if ms}
+            cand = [m for m in firsts if not any(m in o and m2 in o and o.index(m2) < o.index(m)
+                                                  for o in obs.values() for m2 in pending
+                                                  if m2 != m)]
+            if not cand:
+                ok = False
+                break
+            m = sorted(cand)[0]
+            order.append(m)
+            pending.discard(m)
+        entries = []
+        for m in order:
+            vs = sorted({v for v, _ in where[m]}, key=vkey)
+            ts = sorted({t for _, t in where[m]}, key=tkey)
+            if len(vs) * len(ts) != len(where[m]):
+                ok = False
+                break
+            if len(where[m]) == len(configs):
+                entries.append({"text": m, "kind": "error"})
+            else:
+                entries.append({"text": m, "kind": "both", "versions": vs, "targets": ts})
+        if not ok:
+            continue
+        ids = []
+        for e in entries:
+            key = json.dumps(e, sort_keys=True)
+            if key not in index:
+                index[key] = len(table)
+                table.append(e)
+            ids.append(index[key])
+        new = dict(r, msgs=ids)
+        if any(messages_at(new, table, v, t) != [untempl(m, v, t) for m in obs[(v, t)]]
+               for v, t in configs):
+            continue
+        r["msgs"] = ids
+        del r["matrix_exceptions"]
+        r.pop("model_problems", None)
+        r["two_axis"] = True
+        done += 1
+    return done
+
+
+def probe_group(args, workdir, cmdline, log):
+    """``--groups``: probe one group of spellings over the recorded matrix, into its own file."""
+    with open(os.path.join(args.out, "spellings.jsonl")) as f:
+        base = json.loads(f.readline())
+    versions, targets, arch_of = base["versions"], base["targets"], base["arch_of_target"]
+    if args.groups != "cvt-small":
+        raise SystemExit(f"unknown group {args.groups!r} (known: cvt-small)")
+    sp = gen_small_spellings()
+    log(f"{len(sp)} spellings of group {args.groups}; versions {versions[0]}..{versions[-1]}, "
+        f"{len(targets)} targets")
+    pool = Pool(args.jobs, initializer=_init, initargs=(workdir, PTXAS))
+    _init(workdir, PTXAS)
+    anomalies = []
+
+    def run_many(tasks):
+        out = {}
+        for key, res, fmsgs, anom in pool.imap_unordered(_task, tasks):
+            out[key] = (res, fmsgs)
+            anomalies.extend(f"{key}: {a}" for a in anom)
+        return out
+
+    table, finals, mism, obs = sweep_spellings(sp, versions, targets, arch_of, run_many,
+                                               SMALL_DECLS, random.Random(args.seed),
+                                               args.sample, log)
+    pool.close()
+    pool.join()
+    n2 = condense_two_axis(finals, table, versions, targets)
+    left = sum(len(r.get("matrix_exceptions", ())) for r in finals)
+    log(f"{n2} records rewritten with two-axis messages; {left} matrix exceptions left")
+    header = {
+        "kind": "header", "group": args.groups, "ptxas_version": base["ptxas_version"],
+        "command": cmdline, "versions": versions, "targets": targets,
+        "arch_of_target": arch_of,
+        "ptx_template": make_ptx(["<instruction line>"], "<version>", "<target>",
+                                 SMALL_DECLS)[0],
+        "ptxas_command": "ptxas -arch <arch_of_target[target]> FILE.ptx -o /dev/null",
+        "messages": table,
+        "notes": base["notes"] + [
+            "This file: one group of spellings (the header's 'group'), the same record format "
+            "as spellings.jsonl; registers: bb = .b8. A message whose condition is on both "
+            "axes (fp8 cvt: 'requires .target sm_90' below PTX 8.1, 'on sm_89 requires PTX "
+            "8.1') is a table entry of kind 'both': printed iff the .version is in its "
+            "'versions' and the .target in its 'targets' (records with 'two_axis': rewritten "
+            "so from the full cross product, condense_two_axis()); for such records "
+            "min_version/min_target are those at the reference target only: the matrix is "
+            "the truth."],
+        "matrix_mismatches_before_two_axis": len(mism),
+        "counts": {"spellings": len(sp), "legal": sum(r["legal"] for r in finals),
+                   "syntax_ok": sum(r["syntax_ok"] for r in finals),
+                   "matrix_checked_spellings": sum(bool(r.get("matrix_checked"))
+                                                   for r in finals),
+                   "matrix_configs": len(versions) * len(targets),
+                   "matrix_observations": obs,
+                   "matrix_mismatches": sum(len(r.get("matrix_exceptions", ())) for r in finals),
+                   "model_problems": sum(bool(r.get("model_problems")) for r in finals),
+                   "anomalies": len(anomalies)},
+        "anomalies": anomalies[:200],
+    }
+    path = os.path.join(args.out, f"spellings_{args.groups}.jsonl")
+    with open(path, "w") as f:
+        f.write(json.dumps(header) + "\n")
+        for r in finals:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+    log(f"wrote {path}: {header['counts']}")
+    return 0
+
+
 def main(argv=None):
     global PTXAS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -764,6 +1002,11 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--subset", type=int, default=0,
                     help="(development) probe only a random subset of this many spellings")
+    ap.add_argument("--groups", default="",
+                    help="probe only this group of spellings ('cvt-small': the fp8/fp6/fp4/"
+                         "ue8m0 and .rs x4 cvt forms) and write spellings_<group>.jsonl, "
+                         "taking the versions, targets and -arch of each target from the "
+                         "existing spellings.jsonl (no environment, pair or operand probes)")
     args = ap.parse_args(argv)
 
     exe = args.ptxas or shutil.which("ptxas")
@@ -781,6 +1024,8 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     cmdline = "python tools/ptxas_probe.py " + " ".join(argv if argv is not None else sys.argv[1:])
 
+    if args.groups:
+        return probe_group(args, workdir, cmdline, log)
     log("probing environment (versions, targets, -arch)")
     env = probe_environment(workdir, log)
     versions = sorted([v for v in env["list_version"] if vkey(v) >= vkey(args.min_version)],
