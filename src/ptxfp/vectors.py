@@ -619,6 +619,52 @@ def targeted(form: Any, n: int = N_DEFAULT, seed: int = 0) -> Operands:
     n = check_count(n)
     seed = int(seed)
     ins = _instruction(form)
+    if ins.family == "cvt" and _small_cvt(ins):
+        return small_cvt_operands(ins, n, seed)
     if ins.family == "cvt":
         return cvt_operands(ins.atype, ins.dtype, n, seed)
     return for_instruction(ins, n, seed)
+
+
+def _small_cvt(ins: Any) -> bool:
+    from .smallfloat import handles
+    return bool(handles(ins))
+
+
+def small_cvt_operands(ins: Any, n: int, seed: int = 0) -> Operands:
+    """Targeted operands of a small-float cvt form (fp8/fp6/fp4/ue8m0, .rs): for each .f32
+    source a mix of the destination's values, the midpoints between them, one f32 ulp either
+    side, values past its largest finite, specials and uniform patterns; every other source
+    (a packed source, rbits) uniform bit patterns of its width."""
+    from . import types
+    rng = np.random.default_rng([seed, zlib.crc32(str(ins).encode())])
+    fmt = types.get(ins.dtype).fmt
+    out = []
+    for f in ins.operand_formats:
+        w = types.width(f)
+        if f != "f32" or fmt is None:
+            dt = np.dtype(types.get(f).dtype_name)
+            out.append(rng.integers(0, 1 << w, n, dtype=np.uint64).astype(dt))
+            continue
+        if fmt.name == "ue8m0":
+            vals = 2.0 ** np.arange(-127, 128, dtype=np.float64)
+        else:
+            mags = np.array([fmt.value(b) for b in range(fmt.max_finite + 1)])
+            vals = np.unique(mags[np.isfinite(mags)])
+        mids = (vals[1:] + vals[:-1]) / 2
+        with np.errstate(over="ignore"):     # ue8m0: 2**127 * 4 is an f32 infinity
+            pool = np.concatenate([vals, mids, vals[-1:] * 1.5, vals[-1:] * 4]) \
+                .astype(np.float32)
+        k = rng.integers(0, pool.size, n)
+        x = pool[k].view(np.uint32) + rng.integers(-1, 2, n).astype(np.uint32)
+        x |= rng.integers(0, 2, n).astype(np.uint32) << np.uint32(31)
+        special = np.array([0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFF800001,
+                            0x00000001, 0x7F7FFFFF], np.uint32)
+        pick = rng.random(n)
+        x = np.where(pick < 0.05, special[rng.integers(0, special.size, n)], x)
+        x = np.where(pick > 0.85, rng.integers(0, 1 << 32, n, dtype=np.uint64)
+                     .astype(np.uint32), x)
+        out.append(x.astype(np.uint32))
+    for a in out:
+        a.setflags(write=False)
+    return tuple(out)

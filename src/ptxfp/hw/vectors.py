@@ -249,12 +249,8 @@ def special_grid(spelling):
 
 
 def targeted(spelling, n, seed=0):
-    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``; the
-    small-float forms: values of the destination's range and bit patterns)."""
-    ins = _ins(spelling)
-    if _small(ins):
-        return _small_vectors(ins, n, np.random.default_rng(seed + 1))
-    return _package_vectors.targeted(ins, n, seed)
+    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``)."""
+    return _package_vectors.targeted(_ins(spelling), n, seed)
 
 
 #: the names of the vector sets, in the order they run
