@@ -317,3 +317,28 @@ def test_f32_narrowing_all_2_32_vs_nvidia(nv, spelling):
     for start in range(0, 1 << 32, step):
         x = np.arange(start, start + step, dtype=np.uint64).astype(np.uint32)
         _f32_narrow_vs_nvidia(nv, spelling, x, x[::-1].copy())
+
+
+def test_nvcc_puts_the_upper_lane_first(tmp_path):
+    """nvcc's PTX for NVIDIA's own pair conversions: a float2 {x, y} is loaded as {%f1, %f2}
+    and converted as ``cvt... d, %f2, %f1``: the first source a is y, the lane NVIDIA's
+    headers (and the manual) put in the upper half, as ptxfp does."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not os.path.exists(nvcc):
+        pytest.skip("nvcc not found")
+    out = tmp_path / "order.ptx"
+    r = subprocess.run([nvcc, "-arch=sm_100a", "-ptx", "-o", str(out),
+                        os.path.join(HERE, "data", "cuda", "smallfloat_order.cu")],
+                       capture_output=True, text=True)
+    if r.returncode:
+        pytest.skip(f"nvcc -arch=sm_100a failed: {r.stderr[-200:]}")
+    text = out.read_text()
+    import re
+    pairs = re.findall(r"ld\.global\.v2\.f32\s+\{(%f\d+), (%f\d+)\}", text)
+    cvts = re.findall(r"cvt\.(\w+(?:\.\w+)*)\.f32\s+\S+, (%f\d+), (%f\d+);", text)
+    assert {c[0] for c in cvts} == {"rn.satfinite.e4m3x2", "rn.satfinite.e2m3x2",
+                                    "rn.satfinite.e2m1x2", "rp.satfinite.ue8m0x2"}
+    for (x, y), (_, a, b) in zip(pairs, cvts):
+        assert (a, b) == (y, x)
+    one, two = int(f32(1.0)), int(f32(2.0))       # so x = 1.0 (b) lands low, y = 2.0 (a) high
+    assert ptxfp.convert("cvt.rn.satfinite.e4m3x2.f32", two, one) == 0x4038
