@@ -41,6 +41,8 @@ from numba import njit
 from numpy.typing import NDArray
 
 from . import nvidia, policy, types
+from ._bitcast import f64_from_bits
+from ._jit import split
 from .arith import decode
 from .operands import broadcast, check_count, check_out, read_operand
 from .rounding import MODES, RM, RN, RP, RZ, TINY_AFTER, round_pack, rs_mode
@@ -80,9 +82,9 @@ def decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED):  # type: ign
     emask = (np.int64(1) << EBITS) - 1
     if SIGNED:
         sig = m | (np.int64(e != 0) << MBITS)
-        v = np.float64(sig) * 2.0 ** (max(e, np.int64(1)) - BIAS - MBITS)
+        v = np.float64(sig) * f64_from_bits((max(e, np.int64(1)) - BIAS - MBITS + 1023) << 52)
     else:
-        v = 2.0 ** (e - BIAS)
+        v = f64_from_bits((e - BIAS + 1023) << 52)          # 2**(e - BIAS), exact
     if HAS_INF and e == emask and m == 0:
         v = np.inf
     if NAN_KIND == 1 and e == emask and m != 0:
@@ -111,18 +113,17 @@ def narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, mode, satfinite, relu, relu
 
 
 @njit(nogil=True)
-def _narrow_kernel(srcs, nsrc, rbits, out, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH,  # type: ignore[no-untyped-def]  # noqa: E501
+def _narrow_kernel(start, stop, srcs, nsrc, rbits, out, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH,  # type: ignore[no-untyped-def]  # noqa: E501
                    UE8M0, C, mode, satfinite, relu, relu_mz, nan_bits, rs_shift, rs_k):
     """Narrow ``nsrc`` source rows (f32 values, or packed f16x2/bf16x2 when SLANES is 2) into
     one packed destination per element, the first source lane in the top container.
 
     ``rs_shift[j]``, ``rs_k``: lane j's random bits are ``(rbits >> rs_shift[j])`` masked to
     rs_k bits (mode RS)."""
-    n = out.size
     lanes = nsrc * SLANES
     kmask = (np.int64(1) << rs_k) - 1
     smask = (np.int64(1) << SC) - 1
-    for i in range(n):
+    for i in range(start, stop):
         r = np.int64(0)
         for j in range(lanes):               # j = 0 is the top lane
             if SLANES == 1:
@@ -140,13 +141,12 @@ def _narrow_kernel(srcs, nsrc, rbits, out, SE, SM, SLANES, SC, P, EMIN, EMAX, MA
 
 
 @njit(nogil=True)
-def _widen_kernel(a, out, LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN,  # type: ignore[no-untyped-def]  # noqa: E501
+def _widen_kernel(start, stop, a, out, LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN,  # type: ignore[no-untyped-def]  # noqa: E501
                   EMAX, DWIDTH, relu, relu_mz, nan_bits):
     """Widen each lane of packed small-format ``a`` (container C bits) exactly into a 16-bit
     f16/bf16 lane of ``out``, the top lane of ``a`` into the top half."""
-    n = out.size
     cmask = (np.int64(1) << C) - 1
-    for i in range(n):
+    for i in range(start, stop):
         r = np.int64(0)
         for j in range(LANES):
             h = (np.int64(a[i]) >> (C * (LANES - 1 - j))) & cmask
@@ -202,10 +202,11 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
             f = st.fmt
             nan_kind = {types.NAN_NONE: 0, types.NAN_IEEE: 1, types.NAN_ALL_ONES: 2}[
                 f.nan_encoding]
-            _widen_kernel(flat[0], res, st.lanes, st.container, f.exp_bits, f.man_bits, f.bias,
-                          nan_kind, f.has_inf, int(f.signed), dfmt.precision, dfmt.emin,
-                          dfmt.emax, dfmt.width, ins.relu, pol.relu_minus_zero_to_plus,
-                          pol.canonical_nan(dfmt.name))
+            wargs = (flat[0], res, st.lanes, st.container, f.exp_bits, f.man_bits, f.bias,
+                     nan_kind, f.has_inf, int(f.signed), dfmt.precision, dfmt.emin, dfmt.emax,
+                     dfmt.width, ins.relu, pol.relu_minus_zero_to_plus,
+                     pol.canonical_nan(dfmt.name))
+            split(lambda i, j: _widen_kernel(i, j, *wargs), size)
         else:
             ue8m0 = dfmt.name == "ue8m0"
             rs_shift, rs_k = np.zeros(4, np.int64), 1
@@ -222,11 +223,11 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
                 P, emin, emax, maxf = 1, -127, 127, 0xFE
             else:
                 P, emin, emax, maxf = dfmt.precision, dfmt.emin, dfmt.emax, dfmt.max_finite
-            _narrow_kernel(srcs, len(srcs_list), np.asarray(rbits, np.uint32), res, se, sm,
-                           st.lanes, st.container, P, emin, emax, maxf, dfmt.width, ue8m0,
-                           dt.container, mode, ins.satfinite, ins.relu,
-                           pol.relu_minus_zero_to_plus, pol.canonical_nan(dfmt.name),
-                           rs_shift, rs_k)
+            nargs = (srcs, len(srcs_list), np.asarray(rbits, np.uint32), res, se, sm, st.lanes,
+                     st.container, P, emin, emax, maxf, dfmt.width, ue8m0, dt.container, mode,
+                     ins.satfinite, ins.relu, pol.relu_minus_zero_to_plus,
+                     pol.canonical_nan(dfmt.name), rs_shift, rs_k)
+            split(lambda i, j: _narrow_kernel(i, j, *nargs), size)
     if given is not None:
         return given
     res = res.reshape(shape)
