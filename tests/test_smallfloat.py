@@ -342,3 +342,31 @@ def test_nvcc_puts_the_upper_lane_first(tmp_path):
         assert (a, b) == (y, x)
     one, two = int(f32(1.0)), int(f32(2.0))       # so x = 1.0 (b) lands low, y = 2.0 (a) high
     assert ptxfp.convert("cvt.rn.satfinite.e4m3x2.f32", two, one) == 0x4038
+
+
+def test_typed_arrays_are_the_bits():
+    import ml_dtypes
+    x = (RNG.standard_normal(1000) * 4).astype(np.float32)
+    y = np.roll(x, 3)
+    for d, dt in (("e4m3x2", ml_dtypes.float8_e4m3fn), ("e5m2x2", ml_dtypes.float8_e5m2),
+                  ("e2m3x2", ml_dtypes.float6_e2m3fn), ("e3m2x2", ml_dtypes.float6_e3m2fn),
+                  ("e2m1x2", ml_dtypes.float4_e2m1fn)):
+        s = f"cvt.rn.satfinite.{d}.f32"
+        typed = ptxfp.convert(s, x, y)
+        bits = ptxfp.convert(s, f32(x), f32(y))
+        c = 4 if d == "e2m1x2" else 8
+        assert typed.dtype == dt and typed.shape == (1000, 2)
+        lanes = typed.view(np.uint8).astype(np.uint32)
+        assert np.array_equal(lanes[:, 0] | (lanes[:, 1] << c), bits)   # lane 0 = b, low
+        # ml_dtypes reads the same values (finite results are exact in both)
+        assert np.array_equal(typed.astype(np.float32)[:, 1],
+                              ptxfp.convert(s, x, y).astype(np.float32)[:, 1])
+        back = ptxfp.convert(f"cvt.rn.f16x2.{d}", typed)
+        assert back.dtype == np.float16 and np.array_equal(
+            back.astype(np.float32), typed.astype(np.float32))       # widening is exact
+    e = ptxfp.convert("cvt.rp.ue8m0x2.f32", x, y)
+    assert e.dtype == ml_dtypes.float8_e8m0fnu
+    with pytest.raises(ptxfp.OperandError):
+        ptxfp.convert("cvt.rn.f16x2.e4m3x2", np.zeros(4, ml_dtypes.float8_e5m2).reshape(2, 2))
+    with pytest.raises(ptxfp.OperandError):
+        ptxfp.convert("cvt.rn.f16x2.e4m3x2", np.zeros(4, ml_dtypes.float8_e4m3fn))

@@ -44,7 +44,9 @@ from . import nvidia, policy, types
 from ._bitcast import f64_from_bits
 from ._jit import split
 from .arith import decode
-from .operands import broadcast, check_count, check_out, read_operand
+from .errors import OperandError
+from .formats import is_float_dtype
+from .operands import broadcast, check_count, check_out, read_operand, typed_result
 from .rounding import MODES, RM, RN, RP, RZ, TINY_AFTER, round_pack, rs_mode
 from .spelling import Instruction
 
@@ -181,14 +183,24 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
     names, fmts = ins.operand_names, ins.operand_formats
     check_count(ins.spelling, names, operands)
     arrays = []
+    any_typed = False
     for x, n, fm in zip(operands, names, fmts):
-        bits, typed = read_operand(x, fm, f"operand {n} of '{ins.spelling}' (.{fm})")
+        what = f"operand {n} of '{ins.spelling}' (.{fm})"
+        small = _small_typed(x, fm, what)
+        if small is not None:
+            bits, typed = small, True
+        else:
+            bits, typed = read_operand(x, fm, what)
+        any_typed = any_typed or typed
         arrays.append(bits)
     flat, shape, size, scalar = broadcast(ins.spelling, names, arrays)
     dt = types.get(ins.dtype)
     dtype = np.dtype(dt.dtype_name)
     given = out
     if given is not None:
+        if any_typed:
+            raise OperandError(f"out of '{ins.spelling}': out= takes bit patterns; with typed "
+                               "operands leave out= away")
         res = check_out(ins.spelling, given, dtype, shape)
     else:
         res = np.empty(size, dtype)
@@ -231,7 +243,52 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
     if given is not None:
         return given
     res = res.reshape(shape)
+    if any_typed:
+        return _typed_result(res, ins.dtype, scalar)
     return int(res) if scalar else res
+
+
+def _small_dtype(fmt: types.FloatFormat) -> np.dtype[Any]:
+    import ml_dtypes
+    return np.dtype(getattr(ml_dtypes, fmt.dtype_name))
+
+
+def _small_typed(x: Any, fm: str, what: str) -> NDArray[Any] | None:
+    """An operand of a small-float type given as ml_dtypes values (float8_e4m3fn, float8_e5m2,
+    float6_e2m3fn, float6_e3m2fn, float4_e2m1fn, float8_e8m0fnu; packed types as shape
+    (..., lanes), lane 0 first) as its packed bits; None for anything else."""
+    t = types.get(fm)
+    if t.fmt is None or t.fmt.code >= 0 or not isinstance(x, (np.ndarray, np.generic)):
+        return None
+    arr = np.asarray(x)
+    if not is_float_dtype(arr.dtype):
+        return None
+    want = _small_dtype(t.fmt)
+    if arr.dtype != want:
+        raise OperandError(f"{what}: got {arr.dtype} values; a .{fm} operand takes "
+                           f"ml_dtypes.{t.fmt.dtype_name} values of shape (..., {t.lanes}), "
+                           "lane 0 first, or its bit patterns")
+    if arr.ndim == 0 or arr.shape[-1] != t.lanes:
+        raise OperandError(f"{what}: ml_dtypes.{t.fmt.dtype_name} values of a .{fm} operand "
+                           f"have shape (..., {t.lanes}), lane 0 first; got shape {arr.shape}")
+    lanes = arr.view(np.uint8).astype(np.uint32) & np.uint32((1 << t.container) - 1)
+    bits = np.zeros(arr.shape[:-1], np.uint32)
+    for k in range(t.lanes):
+        bits |= lanes[..., k] << np.uint32(t.container * k)
+    return bits
+
+
+def _typed_result(bits: NDArray[Any], dtype: str, scalar: bool) -> Any:
+    """Result bits as typed values: .f16x2/.bf16x2 as float16/bfloat16 (..., 2); the small
+    types as their ml_dtypes values (..., lanes), lane 0 first."""
+    t = types.get(dtype)
+    if t.fmt is not None and t.fmt.code >= 0:
+        return typed_result(bits, dtype, scalar)
+    assert t.fmt is not None
+    c = t.container
+    lanes = np.stack([(bits.astype(np.uint32) >> np.uint32(c * k)) & np.uint32((1 << c) - 1)
+                      for k in range(t.lanes)], axis=-1).astype(np.uint8)
+    return lanes.view(_small_dtype(t.fmt))
 
 
 _ = (RZ, RM, RP)                                  # the modes rs_mode chooses among
