@@ -61,8 +61,8 @@ _SRC = {"f32": (8, 23), "f16": (5, 10), "bf16": (8, 7)}
 
 def handles(ins: Instruction) -> bool:
     """Is ``ins`` a form computed here (a small-float type, or stochastic rounding)?"""
-    return ins.rounding == "rs" or any(
-        types.get(t).fmt is not None and types.get(t).fmt.code < 0 for t in ins.types)
+    fmts = [types.get(t).fmt for t in ins.types]
+    return ins.rounding == "rs" or any(f is not None and f.code < 0 for f in fmts)
 
 
 # --- scalar conversions -----------------------------------------------------------------------
@@ -84,9 +84,10 @@ def decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED):  # type: ign
     emask = (np.int64(1) << EBITS) - 1
     if SIGNED:
         sig = m | (np.int64(e != 0) << MBITS)
-        v = np.float64(sig) * f64_from_bits((max(e, np.int64(1)) - BIAS - MBITS + 1023) << 52)
+        k = max(e, np.int64(1)) - BIAS - MBITS
+        v = np.float64(sig) * f64_from_bits((k + 1023) << 52)  # type: ignore[call-arg]
     else:
-        v = f64_from_bits((e - BIAS + 1023) << 52)          # 2**(e - BIAS), exact
+        v = f64_from_bits((e - BIAS + 1023) << 52)  # type: ignore[call-arg]  # 2**(e - BIAS)
     if HAS_INF and e == emask and m == 0:
         v = np.inf
     if NAN_KIND == 1 and e == emask and m != 0:
@@ -250,7 +251,8 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
 
 def _small_dtype(fmt: types.FloatFormat) -> np.dtype[Any]:
     import ml_dtypes
-    return np.dtype(getattr(ml_dtypes, fmt.dtype_name))
+    dt: np.dtype[Any] = np.dtype(getattr(ml_dtypes, fmt.dtype_name))
+    return dt
 
 
 def _small_typed(x: Any, fm: str, what: str) -> NDArray[Any] | None:
