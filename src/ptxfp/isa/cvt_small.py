@@ -5,7 +5,8 @@ The forms of PTX ISA 9.0, section 9.7.9.21 (cvt), syntax block:
 
 - ``cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.f32 d, a, b`` and ``... .f16x2 d, a``
 - ``cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} d, a``
-- ``cvt.rn.satfinite{.relu}.{e2m3x2,e3m2x2}.f32 d, a, b``, ``cvt.rn{.relu}.f16x2.{e2m3x2,e3m2x2} d, a``
+- ``cvt.rn.satfinite{.relu}.{e2m3x2,e3m2x2}.f32 d, a, b``,
+  ``cvt.rn{.relu}.f16x2.{e2m3x2,e3m2x2} d, a``
 - ``cvt.rn.satfinite{.relu}.e2m1x2.f32 d, a, b``, ``cvt.rn{.relu}.f16x2.e2m1x2 d, a``
 - ``cvt.{rz,rp}{.satfinite}.ue8m0x2.{f32,bf16x2}``, ``cvt.rn.bf16x2.ue8m0x2 d, a``
 - ``cvt.rs{.relu}.satfinite.{e4m3x4,e5m2x4,e2m3x4,e3m2x4,e2m1x4}.f32 d, {a, b, e, f}, rbits``
