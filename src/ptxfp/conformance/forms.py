@@ -94,13 +94,24 @@ def form(spelling: str) -> Form:
     ins = parse(text)
     if not ins.row.executable:          # (parse refuses these first today)
         raise PtxfpError(f"'{text}' is checked by ptxfp but not computed: no vectors for it")
+    if _small(ins):
+        raise PtxfpError(f"'{text}': the conformance tools (gen, ver, sweep) cover the "
+                         "arithmetic and the half-type cvt forms; the small-float and .rs cvt "
+                         "forms are computed by ptxfp.convert but have no vector files yet")
     cvt = ins.family == "cvt"
     return Form(ins=ins, spelling=str(ins), cvt=cvt, operand_names=tuple(ins.operand_names),
                 operand_formats=tuple(ins.operand_formats), result_type=ins.dtype,
                 lanes=ins.lanes)
 
 
+def _small(ins: object) -> bool:
+    from ..smallfloat import handles
+    return bool(handles(ins))  # type: ignore[arg-type]
+
+
 def all_spellings() -> list:
-    """Every computed form: the arithmetic table, then the executable cvt rows."""
+    """Every form the conformance tools cover: the arithmetic table, then the cvt rows between
+    .f32 and the half types (not the small-float and .rs cvt forms: see ``form``)."""
     from .. import isa
-    return isa.all_spellings()
+    from ..spelling import parse
+    return [s for s in isa.all_spellings() if not _small(parse(s))]
