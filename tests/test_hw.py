@@ -7,6 +7,7 @@ that it reports a flipped bit, that a policy's settings predict different bits.
 """
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
@@ -776,3 +777,24 @@ def test_gpu_runs_forms_and_probes():
             assert r.error is None and r.verdict, r
     finally:
         runner.close()
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+def test_small_float_cvt_kernels_are_accepted_by_ptxas(tmp_path):
+    """The harness' kernel of every small-float and .rs cvt form, for an sm_90 GPU (fp8
+    native; the others written for their first target and labelled not runnable) and an sm_100
+    one (all native, .target sm_100a where the row lists its targets): ptxas 13.0 takes each."""
+    from ptxfp.smallfloat import handles
+    small = [s for s in CVT if handles(F.parse_form(s))]
+    assert len(small) == 51
+    for s in small:
+        ins = F.parse_form(s)
+        for sm in (90, 100):
+            k = K.kernel_for(s, sm)
+            assert k.mode == (K.NOT_RUNNABLE if sm == 90 and ins.row.targets else "native"), s
+            path = tmp_path / "k.ptx"
+            path.write_text(k.ptx)
+            arch = k.target if k.target[-1] in "af" else f"sm_{k.sm}"
+            r = subprocess.run(["ptxas", "-arch", arch, str(path), "-o", os.devnull],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, (s, sm, r.stderr[-300:])
