@@ -709,7 +709,7 @@ def _list(forms, sm):
         ins = parse(s)
         sweep = "exhaustive-ok" if exhaustive_eligible(ins) else ""
         print(f"{s:<34} {k.mode:<10} .target {k.target:<7} .version {k.version_str:<4} "
-              f"needs sm_{ins.min_sm}  {sweep}")
+              f"needs {ins.min_target}  {sweep}")
 
 
 def _emit(forms, sm, directory):
