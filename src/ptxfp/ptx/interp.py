@@ -522,9 +522,10 @@ def _c_row(prog, ins):
         if e.rule == "not-modeled":
             raise _unsupported(ins, str(e)) from None
         raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
-    # cvt.rs into four lanes writes its sources as one vector operand {a, b, e, f}
-    ops = [ins.operands[0]] + [x for o in ins.operands[1:]
-                               for x in (o.items if isinstance(o, Vec) else [o])]
+    ops = list(ins.operands)
+    if form.dtype.endswith("x4") and len(ops) == 3 and isinstance(ops[1], Vec):
+        # cvt.rs into four lanes writes its sources as one vector operand {a, b, e, f}
+        ops = [ops[0], *ops[1].items, ops[2]]
     if len(ops) != 1 + len(form.operand_names):
         _nops(ins, 1 + len(form.operand_names))
     reads, writes = [], []
