@@ -48,6 +48,10 @@ CLASSES = (
     "subnormal flushed",
     "overflow handling",
     "off by one ulp",
+    # the small-float and .rs cvt forms (conformance/small.py)
+    "NaN/inf where saturated",
+    "saturated where inf/NaN",
+    "lanes swapped",
     "other",
 )
 
@@ -234,6 +238,9 @@ def _flushed_inputs(form: Form, operands) -> np.ndarray | None:
 
 def classify(form: Form, operands, expected, got, pol=None) -> np.ndarray:
     """The class index (into CLASSES) of every vector; -1 where got equals expected."""
+    if form.small:
+        from . import small
+        return small.classify(form, operands, expected, got, pol)
     pol = pol or _policy.current()
     expected = np.asarray(expected)
     got = np.asarray(got)
@@ -382,7 +389,8 @@ class Report:
 
 
 def _hexw(bits, fmt):
-    return f"{int(bits):0{4 if fmt in ('f16', 'bf16') else 8}X}"
+    from .. import types
+    return f"{int(bits):0{max(1, types.width(fmt) // 4)}X}"
 
 
 def _val(bits, fmt):
@@ -395,6 +403,11 @@ def _val(bits, fmt):
 def describe(bits: int, fmt: str) -> str:
     """A value reading of bits: '1.5', '-0.0', 'nan', a lane pair '[15:0] 1.0 [31:16] 2.0'."""
     bits = int(bits)
+    if fmt not in ("f16", "bf16", "f32", "f16x2", "bf16x2", "b32"):
+        from .small import describe as small_describe
+        return small_describe(bits, fmt)
+    if fmt == "b32":
+        return "random bits"
     if fmt in ("f16x2", "bf16x2"):
         lf = fmt[:-2]
         return f"[15:0] {_val(bits & 0xFFFF, lf)}  [31:16] {_val(bits >> 16, lf)}"

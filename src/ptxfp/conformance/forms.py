@@ -22,7 +22,7 @@ def _lane(fmt: str) -> str:
 
 
 def dtype(bits: int) -> type:
-    return np.uint16 if bits == 16 else np.uint32
+    return {8: np.uint8, 16: np.uint16}.get(bits, np.uint32)
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,17 @@ class Form:
         return [((d.astype(np.uint32) >> np.uint32(16 * k)) & np.uint32(0xFFFF))
                 .astype(np.uint16) for k in range(2)]
 
+    @property
+    def small(self) -> bool:
+        """A small-float or .rs cvt form (conformance/small.py has its vectors and classes)."""
+        return _small(self.ins)
+
+    @property
+    def result_lane_small(self) -> str:
+        """Lane format of a small form's result: e4m3, ..., ue8m0, f16 or bf16."""
+        t = self.result_type
+        return t[:-2] if t[-2:] in ("x2", "x4") else t
+
     def model(self, *operands, out=None) -> np.ndarray:
         """ptxfp's result bits (``execute`` or ``convert``, as the row's family says)."""
         from ..dispatch import compute
@@ -94,10 +105,6 @@ def form(spelling: str) -> Form:
     ins = parse(text)
     if not ins.row.executable:          # (parse refuses these first today)
         raise PtxfpError(f"'{text}' is checked by ptxfp but not computed: no vectors for it")
-    if _small(ins):
-        raise PtxfpError(f"'{text}': the conformance tools (gen, ver, sweep) cover the "
-                         "arithmetic and the half-type cvt forms; the small-float and .rs cvt "
-                         "forms are computed by ptxfp.convert but have no vector files yet")
     cvt = ins.family == "cvt"
     return Form(ins=ins, spelling=str(ins), cvt=cvt, operand_names=tuple(ins.operand_names),
                 operand_formats=tuple(ins.operand_formats), result_type=ins.dtype,
@@ -110,8 +117,7 @@ def _small(ins: object) -> bool:
 
 
 def all_spellings() -> list:
-    """Every form the conformance tools cover: the arithmetic table, then the cvt rows between
-    .f32 and the half types (not the small-float and .rs cvt forms: see ``form``)."""
+    """Every form the conformance tools cover: the arithmetic table and the cvt table (the
+    small-float and .rs cvt forms included)."""
     from .. import isa
-    from ..spelling import parse
-    return [s for s in isa.all_spellings() if not _small(parse(s))]
+    return list(isa.all_spellings())

@@ -63,7 +63,10 @@ def _pack(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def targeted(form: Form, level: int = 1) -> tuple:
     """Every combination of the special values over the operands (packed forms: the
     combination in lane 0 with the reversed list in lane 1, and swapped); cvt from a half
-    type: all 65,536 inputs."""
+    type: all 65,536 inputs; the small-float and .rs cvt forms: conformance/small.py."""
+    if form.small:
+        from . import small
+        return small.targeted(form, level)
     if form.cvt and form.ins.atype != "f32":
         return (np.arange(1 << 16, dtype=np.uint32).astype(np.uint16),)
     lists = [specials(f, level) for f in form.lane_formats()]
@@ -79,6 +82,9 @@ def targeted(form: Form, level: int = 1) -> tuple:
 
 def random(form: Form, n: int, seed: int) -> tuple:
     """n random vectors (uniform, close exponents, aimed results) for a form."""
+    if form.small:
+        from . import small
+        return small.random(form, n, seed)
     from ..hw import vectors
     return tuple(np.ascontiguousarray(x) for x in vectors.random_vectors(form.spelling, n, seed))
 
@@ -113,6 +119,9 @@ def own_targeted(form: Form, level: int, seed: int) -> tuple:
     """ptxfp's own cases for a form: the targeted families of ``ptxfp.vectors``, then, from
     ``OWN_POOL`` random vectors, those at a tie and those where rounding twice or rounding the
     product first differs from rounding once."""
+    if form.small:
+        from . import small
+        return small.own_targeted(form, level, seed)
     fam = tuple(np.array(x) for x in _source().targeted(form.ins, TARGETED_N[level], seed))
     ops = random(form, OWN_POOL, seed)
     expected = form.model(*ops)

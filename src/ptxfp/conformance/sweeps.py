@@ -75,6 +75,9 @@ def _lane_bits(f: Form) -> list:
 
 def exhaustive_size(f: Form) -> int:
     """The number of vectors of an exhaustive sweep of the form."""
+    if f.small:
+        from . import small
+        return small.exhaustive_size(f)
     if f.cvt:
         return 1 << types.width(f.ins.atype)          # cvt sources are scalars
     bits = sum(_lane_bits(f))
@@ -118,6 +121,9 @@ def chunk_operands(f: Form, plan: Plan, cid: int) -> tuple:
     start = cid * plan.chunk
     stop = min(plan.size, start + plan.chunk)
     n = stop - start
+    if f.small:
+        from . import small
+        return small.exhaustive(f, start, stop), start
     if f.cvt:
         i = np.arange(start, stop, dtype=np.uint64)
         if f.ins.atype != "f32":
