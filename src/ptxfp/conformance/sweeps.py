@@ -200,7 +200,7 @@ class LibImpl:
 
 
 def _ctype(bits):
-    return ctypes.c_uint16 if bits == 16 else ctypes.c_uint32
+    return {8: ctypes.c_uint8, 16: ctypes.c_uint16}.get(bits, ctypes.c_uint32)
 
 
 def _load_lib(impl: LibImpl):
