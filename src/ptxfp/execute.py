@@ -57,8 +57,7 @@ class _Form:
         self.whats = tuple(f"operand {n} of '{ins.spelling}' (.{f})"
                            for n, f in zip(self.names, ins.operand_formats))
         self.widths = tuple(types.width(f) for f in ins.operand_formats)
-        self.dtypes = tuple(np.dtype(np.uint16) if w == 16 else np.dtype(np.uint32)
-                            for w in self.widths)
+        self.dtypes = tuple(np.dtype(f"uint{w}") for w in self.widths)
         self.limits = tuple(1 << w for w in self.widths)
         self.out_dtype = np.dtype(f"uint{ins.result_width}")
         # positions of the kernel's (a, b, c) in the operand list (the first where a row has
