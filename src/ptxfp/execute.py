@@ -13,7 +13,7 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import kernels, policy, types
+from . import f32, kernels, policy, types
 from .errors import SpellingError
 from .formats import FORMATS, F32
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
@@ -71,7 +71,8 @@ class _Form:
         st = self.state
         if st is None or st[0] is not pol:
             spec = kernel_spec(self.ins, pol)
-            st = self.state = (pol, spec, kernels.kernel_for(spec))
+            kern = f32.kernel_for(spec) if f32.handles(spec) else kernels.kernel_for(spec)
+            st = self.state = (pol, spec, kern)
         return st[1], st[2]
 
     def buffers(self) -> tuple[list[NDArray[Any]], NDArray[Any]]:
