@@ -30,7 +30,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from . import kernels, policy
+from . import policy
+from ._jit import jit_cached, split
 from .errors import SpellingError
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
                        read_operand, typed_result, unalias)
@@ -103,7 +104,7 @@ def kernel_for(key: tuple[Any, ...]) -> Any:
             for i in range(o.size):
                 o[i] = lane(a[i], b[i], OP, EXP, FTZ, NAN, XOR, NAN_BITS, CANON)
 
-        k = _kernels[key] = kernels.jit_cached(kernel, ("minmax",) + key, nogil=True)
+        k = _kernels[key] = jit_cached(kernel, ("minmax",) + key, nogil=True)
     return k
 
 
@@ -124,7 +125,7 @@ def _parse(spelling: str | Instruction) -> Instruction:
 
 
 def _run(k: Any, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any], n: int) -> None:
-    kernels.split(lambda start, stop: k(a, b, out, start, stop), n)
+    split(lambda start, stop: k(a, b, out, start, stop), n)
 
 
 def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) -> Any:
