@@ -475,7 +475,7 @@ def parse_form(spelling: str) -> Form:
     unknown = flags - {"ftz", "sat", "relu", "oob"}
     if unknown or opcode not in ("add", "sub", "mul", "fma", "mad") or not types:
         raise ValueError(f"cannot read {spelling!r}")
-    if opcode == "mad":              # mad.rnd.f32 is fma.rnd.f32 (manual 9.7.3.6)
+    if opcode == "mad":              # mad.rnd.f32 is fma.rnd.f32 (manual 9.7.3, mad)
         opcode = "fma"
     mixed = len(types) == 2
     if mixed:

@@ -229,3 +229,32 @@ def test_f32_products_are_exact_in_float64():
             continue
         assert ctx.mul(gmpy2.mpfr(float(x)), gmpy2.mpfr(float(y))) == \
             gmpy2.mpfr(float(np.float64(x) * np.float64(y)), 200)
+
+
+def test_run_sends_the_forms_to_the_model():
+    """ptxfp.run: min/max/neg/abs on half registers and the .f32/.f32x2/mad forms give the
+    model's bits (compared with the oracles), the integer min/neg stay integer."""
+    text = "\n".join([
+        ".reg .b16 h<4>;", ".reg .b32 r<4>;", ".reg .f32 f<4>;", ".reg .b64 q<4>;",
+        ".reg .s32 s<3>;",
+        "min.NaN.f16 h2, h0, h1;", "max.xorsign.abs.bf16x2 r2, r0, r1;", "neg.f16 h3, h0;",
+        "add.rz.ftz.sat.f32 f2, f0, f1;", "mad.rn.f32 f3, f0, f1, f2;",
+        "fma.rm.f32x2 q2, q0, q1, q0;", "min.s32 s2, s0, s1;", "neg.s32 s2, s2;"])
+    h0, h1 = [0x3C00, 0x7E01, 0x8000], [0x8000, 0x3C00, 0x0000]
+    r0, r1 = [0x3F80BF80, 0x7FC00000, 1], [0x4000C000, 0x3F800000, 0x80008000]
+    f0, f1 = [0x3F800000, 0x00000001, 0x7F7FFFFF], [0x33800000, 0x80000001, 0x7F7FFFFF]
+    q0 = [0x3F80000040000000, 0x7F7FFFFF00800000, 0]
+    q1 = [0x4000000040000000, 0x400000003F000000, 0x8000000080000000]
+    u64 = lambda v: np.array(v, np.uint64)
+    out = ptxfp.run(text, {"h0": h0, "h1": h1, "r0": r0, "r1": r1, "f0": f0, "f1": f1,
+                           "q0": u64(q0), "q1": u64(q1), "s0": [3, -1, 0], "s1": [-5, 2, 0]})
+    reg = lambda k: [int(x) for x in out.get("%" + k, out.get(k))]
+    assert reg("h2") == [oracle_minmax.compute("min.NaN.f16", a, b) for a, b in zip(h0, h1)]
+    assert reg("r2") == [oracle_minmax.compute("max.xorsign.abs.bf16x2", a, b)
+                         for a, b in zip(r0, r1)]
+    assert reg("h3") == [oracle_minmax.compute("neg.f16", a) for a in h0]
+    f2 = [oracle.compute("add.rz.ftz.sat.f32", a, b) for a, b in zip(f0, f1)]
+    assert reg("f2") == f2
+    assert reg("f3") == [oracle.compute("fma.rn.f32", a, b, c) for a, b, c in zip(f0, f1, f2)]
+    assert reg("q2") == [oracle.compute("fma.rm.f32x2", a, b, a) for a, b in zip(q0, q1)]
+    assert [x - (1 << 32) if x >> 31 else x for x in reg("s2")] == [5, 1, 0]

@@ -18,8 +18,8 @@ Each lane goes through the one rounding core, never through a binary32 operation
 
 ``.f32x2`` (PTX 8.6, sm_100) is two independent f32 lanes of a 64-bit operand, lane 0 in bits
 31:0: the kernels run on the operands' uint32 lanes (``kernels.run_with``).  ``mad.rnd.f32`` is
-``fma.rnd.f32`` (manual 9.7.3.6: "mad.f32 ... computes the product of a and b to infinite
-precision and then adds c to this product, again in infinite precision"; the rounded mad).
+``fma.rnd.f32`` (manual 9.7.3, mad: with a rounding modifier, as sm_20 and later require, mad.f32
+is the fused multiply-add).
 
 Kernels are one Numba closure per form (constants frozen, machine code cached on disk as in
 kernels.py) and vectorise.  Speed: docs/performance.md ("f32 and min/max").

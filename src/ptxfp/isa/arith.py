@@ -14,7 +14,7 @@ from .rows import ROUNDINGS, Operand, Require, Row, requirement_text, target, ve
 SECTION_HALF = "9.7.4.1-3"
 SECTION_FMA = "9.7.4.4"
 SECTION_MIXED = "9.7.5"
-SECTION_F32 = "9.7.3.1-5"
+SECTION_F32 = "9.7.3"
 
 
 def _needs(feature: str, v: tuple[int, int], sm: int, target_kind: str = "Feature"
@@ -91,7 +91,7 @@ ROWS: tuple[Row, ...] = tuple(
             "{op}.f32.{a}")
     + _rows(("fma",), _MIXED, ROUNDINGS, True, {"sat"}, (), (8, 6), 100, SECTION_MIXED,
             "{op}.f32.{a}")
-    # 9.7.3.1-5 single precision: every rounding (add/sub/mul default .rn; fma and mad need
+    # 9.7.3 single precision: every rounding (add/sub/mul default .rn; fma and mad need
     # one), .ftz and .sat, on every target of the matrix (PTX 4.0, sm_50 and up).
     + _f32_rows(("add", "sub", "mul"), False)
     + _f32_rows(("fma", "mad"), True)
