@@ -104,8 +104,9 @@ def _form(spelling: str | Instruction) -> _Form:
         key = None
     ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
     if ins.family != "arith":
+        entry = "ptxfp.convert" if ins.family == "cvt" else "ptxfp.dispatch.compute"
         raise SpellingError(f"'{ins.spelling}' is a {ins.family} spelling: run it with "
-                            f"ptxfp.convert", spelling=ins.spelling, token=ins.opcode,
+                            f"{entry}", spelling=ins.spelling, token=ins.opcode,
                             rule="wrong-entry-point")
     f = _Form(ins)
     if key is not None:
