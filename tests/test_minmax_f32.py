@@ -10,6 +10,8 @@ payloads and signs, ties, overflow in every mode) and seeded random ones.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -258,3 +260,28 @@ def test_run_sends_the_forms_to_the_model():
     assert reg("f3") == [oracle.compute("fma.rn.f32", a, b, c) for a, b, c in zip(f0, f1, f2)]
     assert reg("q2") == [oracle.compute("fma.rm.f32x2", a, b, a) for a, b in zip(q0, q1)]
     assert [x - (1 << 32) if x >> 31 else x for x in reg("s2")] == [5, 1, 0]
+
+
+@pytest.mark.parametrize("spelling", ["add.rn.f32", "sub.rm.ftz.sat.f32", "mul.rp.ftz.f32",
+                                      "fma.rz.sat.f32", "mad.rn.ftz.f32", "fma.rm.ftz.f32x2"])
+def test_f32_kernel_equals_the_float64_lane(spelling):
+    """f32.py's kernels against kernels.py's float64 lane built for the same Spec (a second
+    implementation of the same rounding, on 40k random and targeted operands)."""
+    from ptxfp import kernels
+    from ptxfp.execute import _form
+    form = _form(spelling)
+    spec, _ = form.kernel()
+    rng = np.random.default_rng(RNG_SEED)
+    k = len(form.ins.operand_names)
+    ops = [np.concatenate([_f32_random(rng, 40_000), np.array(F32_TARGETED * 3, np.uint64)
+                           [rng.permutation(3 * len(F32_TARGETED))]]) for _ in range(k)]
+    if form.ins.lanes == 2:
+        ops = [(x | (np.roll(x, 3) << np.uint64(32))).astype(np.uint64) for x in ops]
+    else:
+        ops = [x.astype(np.uint32) for x in ops]
+    got = ptxfp.execute(spelling, *ops)
+    ref = kernels._build(dataclasses.replace(spec, lanes=1))
+    o = form.order
+    exp = np.empty_like(got)
+    kernels.run_with(ref, spec, ops[o[0]], ops[o[1]], ops[o[2]], exp, exp.size)
+    assert np.array_equal(got, exp)
