@@ -44,7 +44,7 @@ _P, _EMIN, _EMAX, _WIDTH, _ONE = F32.precision, F32.emin, F32.emax, F32.width, F
 
 
 @njit(inline="always")
-def lane(a, b, c, OP, mode, ftz, tininess, sat, sat_mz, nan_bits):
+def lane(a, b, c, OP, mode, ftz, tininess, sat, sat_mz, nan_bits):  # type: ignore[no-untyped-def]
     """One f32 lane of add/sub (a, b), mul (a, b) or fma (a, b, c)."""
     x = decode(a, 8, 23, ftz)
     y = decode(b, 8, 23, ftz)
@@ -69,7 +69,8 @@ def lane(a, b, c, OP, mode, ftz, tininess, sat, sat_mz, nan_bits):
 
 def handles(spec: Any) -> bool:
     """Is ``spec`` (a kernels.Spec) an .f32/.f32x2 form of this module?"""
-    return spec.lane_fmt == F32.code and spec.c_fmt == F32.code and spec.res_fmt == F32.code
+    return bool(spec.lane_fmt == F32.code and spec.c_fmt == F32.code
+                and spec.res_fmt == F32.code)
 
 
 _kernels: dict[Any, Any] = {}
@@ -83,7 +84,7 @@ def kernel_for(spec: Any) -> Any:
     if k is None:
         OP, MODE, FTZ, TINY, SAT, SAT_MZ, NAN_BITS = key
 
-        def kernel(a, b, c, out, start, stop):
+        def kernel(a, b, c, out, start, stop):  # type: ignore[no-untyped-def]
             a = a[start:stop]
             b = b[start:stop]
             c = c[start:stop]
@@ -91,7 +92,7 @@ def kernel_for(spec: Any) -> Any:
             env = fpenv_enter()
             for i in range(o.size):
                 o[i] = lane(a[i], b[i], c[i], OP, MODE, FTZ, TINY, SAT, SAT_MZ, NAN_BITS)
-            fpenv_leave(env)
+            fpenv_leave(env)  # type: ignore[call-arg]
 
         k = _kernels[key] = jit_cached(kernel, ("f32",) + key, nogil=True)
     return k

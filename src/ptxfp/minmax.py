@@ -46,20 +46,20 @@ _EXP_MASK = {"f16": 0x7C00, "bf16": 0x7F80}
 
 
 @njit(inline="always")
-def _flush(h, EXP):
+def _flush(h, EXP):  # type: ignore[no-untyped-def]
     """``h`` with a subnormal (exponent field 0) replaced by the zero of its sign."""
     return (h & 0x8000) if (h & EXP) == 0 else h
 
 
 @njit(inline="always")
-def _key(h):
+def _key(h):  # type: ignore[no-untyped-def]
     """An integer in the order of the non-NaN values: -0.0 just below +0.0."""
     m = h & 0x7FFF
     return m if h < 0x8000 else -m - 1
 
 
 @njit(inline="always")
-def lane(a, b, OP, EXP, ftz, nan_mode, xorsign, nan_bits, canon_negabs):
+def lane(a, b, OP, EXP, ftz, nan_mode, xorsign, nan_bits, canon_negabs):  # type: ignore[no-untyped-def]  # noqa: E501
     """One 16-bit lane of min/max (a, b) or neg/abs (a)."""
     a = np.int32(a)
     if ftz:
@@ -97,7 +97,7 @@ def kernel_for(key: tuple[Any, ...]) -> Any:
     if k is None:
         OP, EXP, FTZ, NAN, XOR, NAN_BITS, CANON = key
 
-        def kernel(a, b, out, start, stop):
+        def kernel(a, b, out, start, stop):  # type: ignore[no-untyped-def]
             a = a[start:stop]
             b = b[start:stop]
             o = out[start:stop]
