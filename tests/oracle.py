@@ -475,15 +475,14 @@ def parse_form(spelling: str) -> Form:
     unknown = flags - {"ftz", "sat", "relu", "oob"}
     if unknown or opcode not in ("add", "sub", "mul", "fma", "mad") or not types:
         raise ValueError(f"cannot read {spelling!r}")
-    if opcode == "mad":              # mad.rnd.f32 is fma.rnd.f32 (manual 9.7.3, mad)
-        opcode = "fma"
     mixed = len(types) == 2
     if mixed:
         lane_t, res = types[1], "f32"
     else:
         lane_t = types[0].removesuffix("x2")
         res = lane_t
-    rounding = rnd[0] if rnd else ("rn" if opcode != "fma" else None)
+    # mad.rnd.f32 is fma.rnd.f32 (manual 9.7.3, mad): lane_function computes it as fma
+    rounding = rnd[0] if rnd else ("rn" if opcode not in ("fma", "mad") else None)
     return Form(opcode=opcode, mixed=mixed, lanes=2 if types[0].endswith("x2") else 1,
                 lane_format=lane_t, result_format=res, rounding=rounding,
                 ftz="ftz" in flags, sat="sat" in flags, relu="relu" in flags,
@@ -533,4 +532,20 @@ def _mixed_forms():
 
 # Every semantically distinct form: the spec pages' syntax blocks, widened where ptxas 13.0
 # accepts more (docs/ptxas-findings.md), in the manual's modifier order.
-SPEC_FORMS = tuple(_half_forms() + _mixed_forms())
+def _f32_forms():
+    """.f32 (manual 9.7.3: add/sub/mul{.rnd}{.ftz}{.sat}, fma/mad.rnd{.ftz}{.sat}) and .f32x2
+    (add/sub/mul{.rnd}{.ftz}, fma.rnd{.ftz}; ptxas 13.0 takes no .sat there, no mad.f32x2)."""
+    out = []
+    for op in ("add", "sub", "mul", "fma", "mad"):
+        for r in _MODES:
+            for ftz in ("", ".ftz"):
+                for sat in ("", ".sat"):
+                    out.append(f"{op}.{r}{ftz}{sat}.f32")
+    for op in ("add", "sub", "mul", "fma"):
+        for r in _MODES:
+            for ftz in ("", ".ftz"):
+                out.append(f"{op}.{r}{ftz}.f32x2")
+    return out
+
+
+SPEC_FORMS = tuple(_half_forms() + _mixed_forms() + _f32_forms())
