@@ -285,3 +285,15 @@ def test_f32_kernel_equals_the_float64_lane(spelling):
     exp = np.empty_like(got)
     kernels.run_with(ref, spec, ops[o[0]], ops[o[1]], ops[o[2]], exp, exp.size)
     assert np.array_equal(got, exp)
+
+
+def test_f32_sources_take_f32_immediates():
+    """ptxas 13.0 takes 0f/0d/decimal immediates as .f32 sources and refuses integer ones
+    (measured on sm_90); check() agrees."""
+    text = ("\n".join([".version 8.0", ".target sm_90", ".address_size 64",
+                       ".visible .entry k()", "{", ".reg .f32 f<3>;",
+                       "add.f32 f0, f1, 0f3F800000;", "fma.rn.f32 f0, f1, 1.5, f2;",
+                       "mad.rn.f32 f0, 0d3FF0000000000000, f1, f2;", "mul.f32 f0, 2, f1;",
+                       "ret;", "}"]) + "\n")
+    errs = ptxfp.check(text).errors
+    assert [(e.line, e.rule) for e in errs] == [(10, "operand-type")]

@@ -52,10 +52,14 @@ def _rows(opcodes: Iterable[str], types: Iterable[tuple[str, str]], roundings: I
 
 
 def _f32_rows(opcodes: Iterable[str], required_rnd: bool) -> list[Row]:
-    """.f32 rows: no requirement inside the matrix (PTX 4.0 / sm_50 take them all)."""
+    """.f32 rows: no requirement inside the matrix (PTX 4.0 / sm_50 take them all).  Sources
+    take .f32/.b32 registers and f32 immediates (0f..., 0d..., 1.5; ptxas 13.0: an integer
+    immediate is "Arguments mismatch")."""
+    def ops(op: str) -> tuple[Operand, ...]:
+        names = ("a", "b", "c") if op in ("fma", "mad") else ("a", "b")
+        return (Operand("d", "f32", "f32"),) + tuple(Operand(n, "f32", "f32.src") for n in names)
     return [Row("arith", op, ("f32",), ROUNDINGS, required_rnd, frozenset({"ftz", "sat"}),
-                frozenset(), _operands("fma" if op == "mad" else op, "f32", "f32"), (),
-                SECTION_F32) for op in opcodes]
+                frozenset(), ops(op), (), SECTION_F32) for op in opcodes]
 
 
 _F16 = [("f16", "f16"), ("f16x2", "f16x2")]
