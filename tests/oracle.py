@@ -334,7 +334,7 @@ def lane_function(ins, policy=None):
     in_fmt = FORMATS[ins.lane_format]
     out = FORMATS[ins.result_format]
     c_fmt = out if ins.mixed else in_fmt
-    op = ins.opcode
+    op = "fma" if ins.opcode == "mad" else ins.opcode
     rounding = ins.rounding or "rn"
     memo = _memo(op, in_fmt, c_fmt, out, rounding)
     # the canonical NaN of the result format, one policy field per format
@@ -400,7 +400,12 @@ def lane(ins, operands, policy=None) -> int:
 
 
 def _n_operands(ins) -> int:
-    return 3 if ins.opcode == "fma" else 2
+    return 3 if ins.opcode in ("fma", "mad") else 2
+
+
+def _lane_bits(ins) -> int:
+    """Bits of one lane of a packed operand: 16 (.f16x2/.bf16x2), 32 (.f32x2)."""
+    return 32 if ins.lane_format == "f32" else 16
 
 
 def compute(ins, *operands, policy=None) -> int:
@@ -413,9 +418,10 @@ def compute(ins, *operands, policy=None) -> int:
     operands = tuple(int(x) for x in operands)
     if ins.lanes == 1:
         return run(operands)
-    lo = run(tuple(x & 0xFFFF for x in operands))
-    hi = run(tuple((x >> 16) & 0xFFFF for x in operands))
-    return lo | (hi << 16)
+    k = _lane_bits(ins)
+    lo = run(tuple(x & ((1 << k) - 1) for x in operands))
+    hi = run(tuple((x >> k) & ((1 << k) - 1) for x in operands))
+    return lo | (hi << k)
 
 
 def compute_array(ins, *operands, policy=None) -> np.ndarray:
@@ -431,12 +437,15 @@ def compute_array(ins, *operands, policy=None) -> np.ndarray:
         cols = [a.ravel().tolist() for a in arrays]
         res = np.array([run(t) for t in zip(*cols)], dtype=np.uint64)
     else:
-        lo = [(a.ravel() & 0xFFFF).tolist() for a in arrays]
-        hi = [((a.ravel() >> 16) & 0xFFFF).tolist() for a in arrays]
+        k = np.uint64(_lane_bits(ins))
+        mask = np.uint64((1 << int(k)) - 1)
+        lo = [(a.ravel() & mask).tolist() for a in arrays]
+        hi = [((a.ravel() >> k) & mask).tolist() for a in arrays]
         res = (np.array([run(t) for t in zip(*lo)], dtype=np.uint64)
-               | (np.array([run(t) for t in zip(*hi)], dtype=np.uint64) << 16))
-    wide = ins.lanes == 2 or ins.result_format == "f32"
-    return res.astype(np.uint32 if wide else np.uint16).reshape(shape)
+               | (np.array([run(t) for t in zip(*hi)], dtype=np.uint64) << k))
+    width = (ins.lanes * _lane_bits(ins)) if ins.lanes == 2 else (
+        32 if ins.result_format == "f32" else 16)
+    return res.astype(f"uint{width}").reshape(shape)
 
 
 # --------------------------------------------------------------------------------------------
@@ -460,19 +469,20 @@ class Form:
 def parse_form(spelling: str) -> Form:
     """Read a spelling loosely (modifiers in any order, .sat repeated); no legality checks."""
     opcode, *mods = spelling.strip().split(".")
-    types = [m for m in mods if m in ("f16", "bf16", "f16x2", "bf16x2", "f32")]
+    types = [m for m in mods if m in ("f16", "bf16", "f16x2", "bf16x2", "f32", "f32x2")]
     rnd = [m for m in mods if m in _MODES]
     flags = set(mods) - set(types) - set(rnd)
     unknown = flags - {"ftz", "sat", "relu", "oob"}
-    if unknown or opcode not in ("add", "sub", "mul", "fma") or not types:
+    if unknown or opcode not in ("add", "sub", "mul", "fma", "mad") or not types:
         raise ValueError(f"cannot read {spelling!r}")
-    mixed = types[0] == "f32"
+    mixed = len(types) == 2
     if mixed:
         lane_t, res = types[1], "f32"
     else:
         lane_t = types[0].removesuffix("x2")
         res = lane_t
-    rounding = rnd[0] if rnd else ("rn" if opcode != "fma" else None)
+    # mad.rnd.f32 is fma.rnd.f32 (manual 9.7.3, mad): lane_function computes it as fma
+    rounding = rnd[0] if rnd else ("rn" if opcode not in ("fma", "mad") else None)
     return Form(opcode=opcode, mixed=mixed, lanes=2 if types[0].endswith("x2") else 1,
                 lane_format=lane_t, result_format=res, rounding=rounding,
                 ftz="ftz" in flags, sat="sat" in flags, relu="relu" in flags,
@@ -522,4 +532,20 @@ def _mixed_forms():
 
 # Every semantically distinct form: the spec pages' syntax blocks, widened where ptxas 13.0
 # accepts more (docs/ptxas-findings.md), in the manual's modifier order.
-SPEC_FORMS = tuple(_half_forms() + _mixed_forms())
+def _f32_forms():
+    """.f32 (manual 9.7.3: add/sub/mul{.rnd}{.ftz}{.sat}, fma/mad.rnd{.ftz}{.sat}) and .f32x2
+    (add/sub/mul{.rnd}{.ftz}, fma.rnd{.ftz}; ptxas 13.0 takes no .sat there, no mad.f32x2)."""
+    out = []
+    for op in ("add", "sub", "mul", "fma", "mad"):
+        for r in _MODES:
+            for ftz in ("", ".ftz"):
+                for sat in ("", ".sat"):
+                    out.append(f"{op}.{r}{ftz}{sat}.f32")
+    for op in ("add", "sub", "mul", "fma"):
+        for r in _MODES:
+            for ftz in ("", ".ftz"):
+                out.append(f"{op}.{r}{ftz}.f32x2")
+    return out
+
+
+SPEC_FORMS = tuple(_half_forms() + _mixed_forms() + _f32_forms())

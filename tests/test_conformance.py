@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import conformance_impls as ci
+import oracle_minmax
 import oracle as mpfr
 import ptxfp
 from ptxfp import cli
@@ -37,6 +38,8 @@ PINNED = {"fma.rn.bf16": [WITNESS, (0xBF82, 0x3FA0, 0x8001)],
 def _oracle(spelling, row):
     if spelling.startswith("cvt."):
         return cvt_oracle(spelling, *row)
+    if spelling.split(".")[0] in ("min", "max", "neg", "abs"):
+        return oracle_minmax.compute(spelling, *row)
     return mpfr.compute(spelling, *row)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import ptxfp
-from ptxfp import isa, policy
+from ptxfp import isa, policy, types
 from ptxfp.hw import command, forms as F, kernels as K, probes as P, report, vectors as V
 from ptxfp.hw.runner import HardwareUnavailable, InterpRunner, ModelRunner, get_runner
 from ptxfp.hw.verify import FormResult, compare, verify_form
@@ -40,15 +40,20 @@ def _all_kernels():
 # ---- kernel text ----------------------------------------------------------------------------
 
 
+MINMAX = [s for s in ALL if s.split(".")[0] in ("min", "max", "neg", "abs")]
+
+
 def test_every_form_gets_a_kernel_with_its_instruction_loads_and_store():
-    for s in FORMS:
+    for s in FORMS + MINMAX:
         ins = ptxfp.parse(s)
         k = K.kernel_for(s, 90)
+        # sm_100 forms sm_90 cannot run: the mixed forms and .f32x2, decomposed
+        decomposed = ins.mixed or ins.dtype == "f32x2"
         lines = k.ptx.splitlines()
         version = tuple(int(x) for x in lines[1].split()[1].split("."))
-        assert lines[1].startswith(".version ") and version >= ins.min_ptx or ins.mixed, s
+        assert lines[1].startswith(".version ") and version >= ins.min_ptx or decomposed, s
         assert version >= (7, 8), s                     # sm_90 needs PTX ISA 7.8
-        assert lines[2] == f".target sm_{max(90, ins.min_sm) if not ins.mixed else 90}", s
+        assert lines[2] == f".target sm_{max(90, ins.min_sm) if not decomposed else 90}", s
         assert ".address_size 64" in lines
         assert f".visible .entry {K.ENTRY}(" in k.ptx
         for p in ("param_a", "param_b", "param_c", "param_d", "param_n"):
@@ -57,13 +62,13 @@ def test_every_form_gets_a_kernel_with_its_instruction_loads_and_store():
         assert "setp.ge.u32 %done, %i, %n;" in k.ptx
         widths = dict(zip("abcd", k.widths))
         for n, f in zip(ins.operand_names, ins.operand_formats):
-            w = 16 if f in ("f16", "bf16") else 32
+            w = types.width(f)
             assert widths[n] == w, (s, n)
             assert f"ld.global.b{w} %{n}, [%ptr];" in k.ptx, (s, n)
         assert sum(1 for ln in lines if "ld.global" in ln) == len(ins.operand_names), s
-        dw = 16 if ins.dtype in ("f16", "bf16") else 32
+        dw = types.width(ins.dtype)
         assert f"st.global.b{dw} [%ptr], %d;" in k.ptx, s
-        if ins.mixed:
+        if decomposed:
             assert k.mode == "decomposed", s
         else:
             assert k.mode == "native", s
@@ -72,7 +77,7 @@ def test_every_form_gets_a_kernel_with_its_instruction_loads_and_store():
 
 
 def test_every_cvt_form_gets_a_native_kernel():
-    assert len(CVT) > 50 and ALL[:len(FORMS)] == FORMS
+    assert len(CVT) > 50 and ALL[:len(FORMS)] == FORMS and ALL[-len(MINMAX):] == MINMAX
     for s in CVT:
         ins = F.parse_form(s)
         k = K.kernel_for(s, 90)
@@ -475,10 +480,11 @@ def test_every_probe_is_well_formed():
         ins = F.parse_form(p.spelling)
         assert list(ops) == list(ins.operand_names), p.name
         for n, f in zip(ins.operand_names, ins.operand_formats):
-            assert ops[n].dtype == (np.uint16 if f in ("f16", "bf16") else np.uint32), p.name
+            assert ops[n].dtype == np.dtype(f"uint{types.width(f)}"), p.name
     fams = {n.split("/")[0] for n in names}
     assert fams == {"nan", "ftz-tininess", "sat-minus-zero", "relu-minus-zero", "oob-sign-c",
-                    "oob-other-nans", "widen-nan", "rs-x4-bits"}
+                    "oob-other-nans", "widen-nan", "rs-x4-bits",
+                    "negabs-nan"}
     decided = {f for p in ps for f in p.fields}
     assert decided == fields, fields - decided       # every Policy field has probes
 

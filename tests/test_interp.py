@@ -512,7 +512,7 @@ def test_uninitialised_register_error():
 
 
 @pytest.mark.parametrize("text, opcode, pos", [
-    ("add.f32 x, y, z;", "add.f32", (1, 1)),
+    ("add.f64 x, y, z;", "add.f64", (1, 1)),
     ("mov.b16 h, 1;\n  div.rn.f16 d, h, h;", "div.rn.f16", (2, 3)),
     ("bar.sync 0;", "bar.sync", (1, 1)),
     ("ld.shared.b32 x, [a];", "ld.shared.b32", (1, 1)),

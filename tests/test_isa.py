@@ -47,13 +47,19 @@ def test_every_type_operand_and_token_is_known():
     assert REPEATABLE <= set(MODIFIER_ORDER)
 
 
+#: ptxas messages whose version is not ptxas' threshold (measured: neg.f16 assembles from PTX
+#: 5.1, and below it ptxas says 6.0; tests/data/ptxas/spellings.jsonl)
+MISSTATED = {("Feature 'neg.f16 or neg.f16x2' requires PTX ISA .version 6.0 or later", (5, 1))}
+
+
 def test_requirements_are_well_formed():
     for row in isa.TABLE:
         kinds = [k for k, _, _ in row.requires]
         for kind, thr, msg in row.requires:
             assert kind in ("version", "target") or re.fullmatch(r"version@sm_\d+", kind), row
             if kind.startswith("version"):
-                assert f".version {thr[0]}.{thr[1]} or later" in msg, (row, msg)
+                assert f".version {thr[0]}.{thr[1]} or later" in msg or (msg, thr) in MISSTATED, \
+                    (row, msg)
             else:
                 assert f"sm_{thr} or higher" in msg, (row, msg)
         assert kinds.count("target") <= kinds.count("version") + 1

@@ -7,7 +7,8 @@ import pytest
 import ptxfp
 import vectors as V
 
-PACKED = [s for s in ptxfp.isa.canonical_spellings() if s.endswith("x2")]
+#: the packed half forms (.f32x2 lanes are 32-bit: tests/test_minmax_f32.py checks them)
+PACKED = [s for s in ptxfp.isa.canonical_spellings() if s.endswith(("f16x2", "bf16x2"))]
 
 
 def scalar_of(spelling):

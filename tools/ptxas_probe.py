@@ -470,6 +470,56 @@ def gen_spellings():
                         (["f32", "f32"], ["f0", "f1"]), (["rn", "f16"], ["h0", "f1"]),
                         (["rn", "f32", "f16", "f16"], ["f0", "h1"]), ([], ["h0", "f1"])):
         add("cvt-types", "cvt", toks, opnds)
+
+    # E. half min/max/neg/abs (issue #15) --------------------------------------------------
+    pool = ["ftz", "NaN", "xorsign", "abs", "rn", "sat", "relu"]
+    for op in ("min", "max"):
+        for ty in HALF:
+            opnds = half_operands(op, ty)
+            for k in range(0, 3):
+                for seq in itertools.product(pool, repeat=k):
+                    for toks in placements(seq, [ty], (0, k)):
+                        add("minmax", op, toks, opnds)
+            for seq in itertools.permutations(["ftz", "NaN", "xorsign", "abs"], 3):
+                add("minmax", op, list(seq) + [ty], opnds)
+            for seq in itertools.permutations(["ftz", "NaN", "xorsign", "abs"]):
+                add("minmax", op, list(seq) + [ty], opnds)
+            for seq in (["NaN", "NaN"], ["ftz", "ftz"], ["xorsign", "abs", "abs"],
+                        ["approx"], ["foo"], ["rz"]):
+                add("minmax", op, seq + [ty], opnds)
+    for op in ("neg", "abs"):
+        for ty in HALF:
+            opnds = half_operands(op, ty)[:2]
+            for k in range(0, 3):
+                for seq in itertools.product(["ftz", "rn", "sat", "NaN", "abs", "relu"],
+                                             repeat=k):
+                    for toks in placements(seq, [ty], (0, k)):
+                        add("minmax", op, toks, opnds)
+            add("minmax", op, ["foo", ty], opnds)
+    for toks, opnds in ((["f16", "f16"], ["h0", "h1", "h2"]), ([], ["h0", "h1", "h2"]),
+                        (["bf16", "f16"], ["h0", "h1", "h2"]), (["f16x2"], ["h0", "h1", "h2"]),
+                        (["f16"], ["r0", "r1", "r2"]), (["f16"], ["h0", "h1"])):
+        add("minmax-types", "min", toks, opnds)
+    for toks, opnds in ((["f16", "f16"], ["h0", "h1"]), ([], ["h0", "h1"]),
+                        (["f16"], ["h0", "h1", "h2"])):
+        add("minmax-types", "neg", toks, opnds)
+
+    # F. f32 and f32x2 add/sub/mul/fma/mad (issue #15) -------------------------------------
+    pool = ["rn", "rz", "rm", "rp", "ftz", "sat"]
+    for op in ("add", "sub", "mul", "fma", "mad"):
+        for ty, reg in (("f32", "f"), ("f32x2", "q")):
+            n = 4 if op in ("fma", "mad") else 3
+            opnds = [f"{reg}{i}" for i in range(n)]
+            for k in range(0, 3):
+                for seq in itertools.product(pool, repeat=k):
+                    for toks in placements(seq, [ty], (0, k)):
+                        add("f32", op, toks, opnds)
+            for rnd in ("rn", "rz", "rm", "rp"):
+                for perm in itertools.permutations((rnd, "ftz", "sat")):
+                    add("f32", op, list(perm) + [ty], opnds)
+            for x in ("rna", "rs", "relu", "oob", "satfinite", "approx", "full", "foo"):
+                add("f32", op, [x, ty], opnds)
+                add("f32", op, ["rn", x, ty], opnds)
     return out
 
 
@@ -1016,6 +1066,90 @@ def probe_group(args, workdir, cmdline, log):
     return 0
 
 
+def read_records(out):
+    """The header and records of spellings.jsonl in ``out``."""
+    with open(os.path.join(out, "spellings.jsonl")) as f:
+        lines = f.read().splitlines()
+    return json.loads(lines[0]), [json.loads(ln) for ln in lines[1:]]
+
+
+def probe_merge(args, workdir, cmdline, log):
+    """``--groups G1,G2 --merge``: probe groups of gen_spellings() over the recorded matrix and
+    add them to spellings.jsonl (merge_records)."""
+    header, recs = read_records(args.out)
+    versions, targets, arch_of = header["versions"], header["targets"], header["arch_of_target"]
+    wanted = set(args.groups.split(","))
+    sp = [s for s in gen_spellings() if s["group"] in wanted]
+    log(f"{len(sp)} spellings of groups {sorted(wanted)}")
+    pool = Pool(args.jobs, initializer=_init, initargs=(workdir, PTXAS))
+    _init(workdir, PTXAS)
+    anomalies = []
+
+    def run_many(tasks):
+        out = {}
+        for key, res, fmsgs, anom in pool.imap_unordered(_task, tasks):
+            out[key] = (res, fmsgs)
+            anomalies.extend(f"{key}: {a}" for a in anom)
+        return out
+
+    table, finals, mism, obs = sweep_spellings(sp, versions, targets, arch_of, run_many,
+                                               BASE_DECLS, random.Random(args.seed),
+                                               args.sample, log)
+    pool.close()
+    pool.join()
+    merge_records(args.out, header, recs, table, finals, mism, cmdline,
+                  {"matrix_checked_spellings": sum(bool(r.get("matrix_checked"))
+                                                   for r in finals),
+                   "matrix_observations": obs, "matrix_mismatches": len(mism),
+                   "anomalies": len(anomalies)})
+    shutil.rmtree(workdir, ignore_errors=True)
+    log(f"merged {len(finals)} records")
+    return 0
+
+
+def merge_records(out, header, recs, table, finals, mism, cmdline, counts):
+    """Add ``finals`` (with their message ``table``) to the records of ``out``: the records of
+    the same groups are replaced, the others keep their ids; message indices are remapped into
+    the existing table (new entries appended); the counts and the mismatch list grow."""
+    groups = {f["group"] for f in finals}
+    kept = [r for r in recs if r["group"] not in groups]
+    old_table = header["messages"]
+    index = {json.dumps(e, sort_keys=True): i for i, e in enumerate(old_table)}
+    remap = []
+    for e in table:
+        key = json.dumps(e, sort_keys=True)
+        if key not in index:
+            index[key] = len(old_table)
+            old_table.append(e)
+        remap.append(index[key])
+    first = max((r["id"] for r in kept), default=-1) + 1
+    for k, f in enumerate(finals):
+        f["id"] = first + k
+        f["msgs"] = [remap[i] for i in f["msgs"]]
+    merged = kept + finals
+    c = header["counts"]
+    c["spellings"] = len(merged)
+    c["legal"] = sum(r["legal"] for r in merged)
+    c["syntax_ok"] = sum(r["syntax_ok"] for r in merged)
+    c["matrix_checked_spellings"] = sum(bool(r.get("matrix_checked")) for r in merged)
+    for k in ("matrix_observations", "matrix_mismatches", "anomalies"):
+        c[k] = c.get(k, 0) + counts[k]
+    header.setdefault("merged", []).append({"command": cmdline, "groups": sorted(groups),
+                                            "counts": counts})
+    with open(os.path.join(out, "spellings.jsonl"), "w") as f:
+        f.write(json.dumps(header) + "\n")
+        for r in merged:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+    if mism:
+        path = os.path.join(out, "targets.json")
+        with open(path) as f:
+            tj = json.load(f)
+        tj["matrix_mismatches"] = (tj["matrix_mismatches"] + mism)[:500]
+        with open(path, "w") as f:
+            json.dump(tj, f, indent=1)
+            f.write("\n")
+
+
 def main(argv=None):
     global PTXAS
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -1035,7 +1169,12 @@ def main(argv=None):
                     help="probe only this group of spellings ('cvt-small': the fp8/fp6/fp4/"
                          "ue8m0 and .rs x4 cvt forms) and write spellings_<group>.jsonl, "
                          "taking the versions, targets and -arch of each target from the "
-                         "existing spellings.jsonl (no environment, pair or operand probes)")
+                         "existing spellings.jsonl (no environment, pair or operand probes); with --merge, "
+                         "comma-separated groups of gen_spellings() ('minmax,minmax-types,f32')")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --groups: add the probed groups to the records of spellings.jsonl "
+                         "in --out (its .versions/.targets/-arch, message table and ids kept; "
+                         "records of the probed groups replaced)")
     args = ap.parse_args(argv)
 
     exe = args.ptxas or shutil.which("ptxas")
@@ -1053,6 +1192,8 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     cmdline = "python tools/ptxas_probe.py " + " ".join(argv if argv is not None else sys.argv[1:])
 
+    if args.groups and args.merge:
+        return probe_merge(args, workdir, cmdline, log)
     if args.groups:
         return probe_group(args, workdir, cmdline, log)
     log("probing environment (versions, targets, -arch)")

@@ -36,7 +36,7 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = __name__.rsplit(".", 1)[0]            # 'ptxfp'
 
 #: the modules that define cached kernels: their package imports are followed from here
-KERNEL_ROOTS = ("kernels", "cvt", "_jit")
+KERNEL_ROOTS = ("kernels", "cvt", "f32", "minmax", "_jit")
 
 
 def _module_path(name: str) -> str | None:

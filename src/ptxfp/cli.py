@@ -171,6 +171,9 @@ def decode(bits, typ):
     if typ in ("f16x2", "bf16x2"):
         lo, hi = from_bits(bits, typ)
         return f"[15:0] {_fmt_float(lo)}  [31:16] {_fmt_float(hi)}"
+    if typ == "f32x2":
+        lo, hi = from_bits(bits & 0xFFFFFFFF, "f32"), from_bits(bits >> 32, "f32")
+        return f"[31:0] {_fmt_float(lo)}  [63:32] {_fmt_float(hi)}"
     if typ == "f64":
         return _fmt_float(np.array([bits], np.uint64).view(np.float64)[0])
     from . import types

@@ -1,6 +1,7 @@
 """``compute(spelling, *operands)``: run any modelled row, whichever its family.
 
-The entry point of each family (``execute`` for add/sub/mul/fma, ``convert`` for cvt) is one
+The entry point of each family (``execute`` for add/sub/mul/fma, ``convert`` for cvt,
+``minmax.compute`` for min/max/neg/abs) is one
 line of ``ENTRY``; the CLI, the interpreter and the hardware harness call ``compute`` and never
 branch on the opcode.
 """
@@ -11,13 +12,14 @@ from typing import Any, Callable
 
 from .cvt import convert
 from .execute import execute
+from .minmax import compute as minmax
 from .operands import Operand
 from .spelling import Instruction, parse
 
 __all__ = ["compute", "ENTRY"]
 
 #: family -> the function that computes its rows
-ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert}
+ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minmax": minmax}
 
 
 def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) -> Any:

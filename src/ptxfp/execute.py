@@ -13,7 +13,7 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import kernels, policy, types
+from . import f32, kernels, policy, types
 from .errors import SpellingError
 from .formats import FORMATS, F32
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
@@ -57,8 +57,7 @@ class _Form:
         self.whats = tuple(f"operand {n} of '{ins.spelling}' (.{f})"
                            for n, f in zip(self.names, ins.operand_formats))
         self.widths = tuple(types.width(f) for f in ins.operand_formats)
-        self.dtypes = tuple(np.dtype(np.uint16) if w == 16 else np.dtype(np.uint32)
-                            for w in self.widths)
+        self.dtypes = tuple(np.dtype(f"uint{w}") for w in self.widths)
         self.limits = tuple(1 << w for w in self.widths)
         self.out_dtype = np.dtype(f"uint{ins.result_width}")
         # positions of the kernel's (a, b, c) in the operand list (the first where a row has
@@ -72,7 +71,8 @@ class _Form:
         st = self.state
         if st is None or st[0] is not pol:
             spec = kernel_spec(self.ins, pol)
-            st = self.state = (pol, spec, kernels.kernel_for(spec))
+            kern = f32.kernel_for(spec) if f32.handles(spec) else kernels.kernel_for(spec)
+            st = self.state = (pol, spec, kern)
         return st[1], st[2]
 
     def buffers(self) -> tuple[list[NDArray[Any]], NDArray[Any]]:
@@ -104,8 +104,9 @@ def _form(spelling: str | Instruction) -> _Form:
         key = None
     ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
     if ins.family != "arith":
+        entry = "ptxfp.convert" if ins.family == "cvt" else "ptxfp.dispatch.compute"
         raise SpellingError(f"'{ins.spelling}' is a {ins.family} spelling: run it with "
-                            f"ptxfp.convert", spelling=ins.spelling, token=ins.opcode,
+                            f"{entry}", spelling=ins.spelling, token=ins.opcode,
                             rule="wrong-entry-point")
     f = _Form(ins)
     if key is not None:

@@ -30,7 +30,7 @@ from .rounding import RM, RN, TINY_AFTER, round_pack, round_pack32
 
 #: the operations the lane computes, by opcode: a row's opcode selects its branch of ``lane``
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3
-OPCODES = {"add": OP_ADD, "sub": OP_SUB, "mul": OP_MUL, "fma": OP_FMA}
+OPCODES = {"add": OP_ADD, "sub": OP_SUB, "mul": OP_MUL, "fma": OP_FMA, "mad": OP_FMA}
 
 #: format code -> Format (the kernels name formats by code: f16 0, bf16 1, f32 2)
 _BY_CODE = {f.code: f for f in FORMATS.values()}
@@ -361,10 +361,13 @@ PARALLEL_MIN_LIGHT = 1 << 23
 #: spec -> its threshold (PARALLEL_MIN unless set by kernel_for)
 _parallel_min = {}
 def _lanes16(x):
-    """A uint32 array of packed lanes as its uint16 lanes, lane 0 first, without a copy."""
+    """A uint32 array of packed lanes as its uint16 lanes (a uint64 .f32x2 array as its
+    uint32 lanes), lane 0 first, without a copy."""
+    half = np.dtype(f"uint{4 * x.dtype.itemsize}")
     if _LITTLE:
-        return x.view(np.uint16)
-    return np.stack([x & 0xFFFF, x >> 16], axis=-1).astype(np.uint16).reshape(-1)
+        return x.view(half)
+    k = 8 * half.itemsize
+    return np.stack([x & ((1 << k) - 1), x >> k], axis=-1).astype(half).reshape(-1)
 
 
 def run_with(k, spec, a, b, c, out, n):
@@ -373,7 +376,7 @@ def run_with(k, spec, a, b, c, out, n):
     if spec.lanes == 2:
         res = out
         a, b, c = _lanes16(a), _lanes16(b), _lanes16(c)
-        out = out.view(np.uint16) if _LITTLE else np.empty(2 * n, np.uint16)
+        out = out.view(a.dtype) if _LITTLE else np.empty(2 * n, a.dtype)
         n *= 2
     if n < PARALLEL_MIN or n < _parallel_min.get(spec, PARALLEL_MIN):
         k(a, b, c, out, 0, n)
@@ -381,8 +384,8 @@ def run_with(k, spec, a, b, c, out, n):
         _run_parallel(k, a, b, c, out, n)
     if spec.lanes == 2:
         if not _LITTLE:
-            pairs = out.reshape(-1, 2).astype(np.uint32)
-            res[...] = pairs[:, 0] | (pairs[:, 1] << 16)
+            pairs = out.reshape(-1, 2).astype(res.dtype)
+            res[...] = pairs[:, 0] | (pairs[:, 1] << (8 * a.itemsize))
         return res
     return out
 

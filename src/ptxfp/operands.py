@@ -28,8 +28,9 @@ Operand = Union[int, np.generic, ArrayLike]
 
 
 def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
-    """``x`` (a Python int or an integer array) as a uint16/uint32 array, range-checked."""
-    dtype = np.dtype(np.uint16 if width == 16 else np.uint32)
+    """``x`` (a Python int or an integer array) as a uint16/uint32/uint64 array (.f32x2),
+    range-checked."""
+    dtype = np.dtype(np.uint16 if width == 16 else np.uint32 if width == 32 else np.uint64)
     if type(x) is np.ndarray and x.dtype == dtype:
         return x
     if isinstance(x, (bool, np.bool_)):

@@ -59,6 +59,13 @@ WIDEN_NAN = (WIDEN_CANONICAL, WIDEN_PAYLOAD, WIDEN_QUIET)
 #: e [15:8], f [7:0].
 RS_X4_SHARED, RS_X4_BYTES = "shared16", "bytes"
 RS_X4_BITS = (RS_X4_SHARED, RS_X4_BYTES)
+#: neg/abs on .f16/.bf16 (and x2) of a NaN, two readings (docs/semantics.md, "Policies"; the
+#: manual: NaN inputs yield an unspecified NaN): the canonical NaN of the format ...
+NEGABS_CANONICAL = "canonical"
+#: ... or the input with its sign bit flipped (neg) or cleared (abs), payload kept (IEEE 754's
+#: negate and abs, which the manual says future implementations may follow)
+NEGABS_SIGN = "sign"
+NEGABS_NAN = (NEGABS_CANONICAL, NEGABS_SIGN)
 
 #: the canonical-NaN field of each result format
 NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32",
@@ -114,6 +121,9 @@ class Policy:
     nan_to_e2m1: int = 0x7
     #: cvt.rs into four 8-bit lanes: which rbits each lane adds (RS_X4_BITS above).
     rs_x4_bits: str = RS_X4_SHARED
+    #: neg/abs of a NaN (NEGABS_NAN above): NEGABS_CANONICAL gives canonical_nan_f16/_bf16,
+    #: NEGABS_SIGN changes only the sign bit (payload kept).
+    negabs_nan: str = NEGABS_CANONICAL
 
     def __post_init__(self) -> None:
         if self.ftz_tininess not in TININESS:
@@ -122,6 +132,8 @@ class Policy:
             raise ValueError("rs_x4_bits must be one of " + ", ".join(map(repr, RS_X4_BITS)))
         if self.widen_nan not in WIDEN_NAN:
             raise ValueError("widen_nan must be one of " + ", ".join(map(repr, WIDEN_NAN)))
+        if self.negabs_nan not in NEGABS_NAN:
+            raise ValueError("negabs_nan must be one of " + ", ".join(map(repr, NEGABS_NAN)))
 
     def canonical_nan(self, fmt: str) -> int:
         """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed

@@ -437,9 +437,13 @@ def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT
     cf = F32 if mixed else fmt
     if opcode in ("add", "sub"):
         parts = _sum_family(rng, fmt, cf, opcode, n)
+    elif opcode in ("min", "max"):       # pairs of close values and of specials
+        parts = _sum_family(rng, fmt, fmt, "sub", n)
+    elif opcode in ("neg", "abs"):
+        parts = [(specials(fmt).astype(np.uint32),)]
     elif opcode == "mul":
         parts = _mul_family(rng, fmt, n)
-    elif opcode == "fma":
+    elif opcode in ("fma", "mad"):
         parts = _fma_family(rng, fmt, cf, n)
     else:       # a new opcode needs its own families here (DEVELOPERS.md, "Adding a form")
         raise PtxfpError(f"no targeted vector families for '{opcode}' yet")
@@ -474,17 +478,19 @@ def lane_operands(opcode: str, lane_format: str, mixed: bool, n: int = N_DEFAULT
 def operands(opcode: str, lane_format: str, mixed: bool, lanes: int, n: int = N_DEFAULT,
              seed: int = 0) -> Operands:
     """Operand arrays for a form, in PTX order: uint16 for scalar half operands, uint32 for
-    packed (.f16x2/.bf16x2) operands and f32 c. Packed lanes draw independent tuples from the
+    packed (.f16x2/.bf16x2) operands, .f32 operands and f32 c, uint64 for .f32x2. Packed lanes draw independent tuples from the
     scalar pool (lane 1 is a permutation of lane 0), so every lane mixes specials."""
     cols = lane_operands(opcode, lane_format, mixed, n, seed)
+    k = FORMATS[lane_format].width                   # bits of a lane: 16, or 32 (.f32x2)
     if lanes == 2:
         key = ("lanes", opcode, lane_format, n) + ((seed,) if seed else ())
         perm = np.random.default_rng(_seed(*key)).permutation(n)
-        out = tuple((c | (c[perm] << 16)).astype(np.uint32) for c in cols)
+        wide = np.dtype(f"uint{2 * k}")
+        out = tuple((c.astype(wide) | (c[perm].astype(wide) << wide.type(k))) for c in cols)
     elif mixed:
         out = tuple(c.astype(np.uint16) for c in cols[:-1]) + (cols[-1].astype(np.uint32),)
     else:
-        out = tuple(c.astype(np.uint16) for c in cols)
+        out = tuple(c.astype(f"uint{k}") for c in cols)
     for c in out:
         c.setflags(write=False)
     return out

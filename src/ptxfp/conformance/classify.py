@@ -164,8 +164,13 @@ def emulations(form: Form, lane_ops: tuple, pol=None) -> dict:
     exact, so it cannot round twice)."""
     pol = pol or _policy.current()
     ins = form.ins
+    if ins.family == "minmax":       # min/max/neg/abs select bits: nothing rounds twice
+        return {}
     out_fmt = form.result_lane
     fmts = form.lane_formats()
+    # .f32/.f32x2 (not mixed): binary32 is the result format, so rounding twice does not apply;
+    # an unfused fma (product rounded to f32 first) does
+    plain_f32 = not form.cvt and out_fmt == "f32" and not getattr(ins, "mixed", False)
     mode = ins.rounding or "rn"
     ops = list(lane_ops)
     if getattr(ins, "ftz", False):
@@ -177,25 +182,30 @@ def emulations(form: Form, lane_ops: tuple, pol=None) -> dict:
             if ins.atype == "f32":    # precision first (unbounded), then the subnormal grid
                 mid = round_float(xs[0], out_fmt, mode, unbounded=True)
                 res["result double-rounded"] = round_float(mid, out_fmt, mode)
-        elif ins.opcode != "mul":
+        elif ins.opcode != "mul" and not plain_f32:
             if form.operand_formats[-1] == "f32" and out_fmt == "f32":      # mixed: binary64
-                if ins.opcode == "fma":
+                if ins.opcode in ("fma", "mad"):
                     y = xs[0] * xs[1] + xs[2]
                 else:
                     y = xs[0] + xs[1] if ins.opcode == "add" else xs[0] - xs[1]
             else:                                                           # binary32
                 f = [x.astype(np.float32) for x in xs]
-                if ins.opcode == "fma":
+                if ins.opcode in ("fma", "mad"):
                     y = (f[0] * f[1] + f[2]).astype(np.float64)
                 else:
                     y = (f[0] + f[1] if ins.opcode == "add" else f[0] - f[1]).astype(np.float64)
             res["result double-rounded"] = round_float(y, out_fmt, mode)
             finite_in = np.logical_and.reduce([np.isfinite(x) for x in xs])
             spill["result double-rounded"] = finite_in & ~np.isfinite(y)
-            if ins.opcode == "fma":
+            if ins.opcode in ("fma", "mad"):
                 prod = to_float(round_float(xs[0] * xs[1], out_fmt, mode), out_fmt)
                 res["fma not fused"] = round_float(prod + xs[2], out_fmt, mode)
                 spill["fma not fused"] = finite_in & ~np.isfinite(prod)
+        elif plain_f32 and ins.opcode in ("fma", "mad"):
+            finite_in = np.logical_and.reduce([np.isfinite(x) for x in xs])
+            prod = to_float(round_float(xs[0] * xs[1], out_fmt, mode), out_fmt)
+            res["fma not fused"] = round_float(prod + xs[2], out_fmt, mode)
+            spill["fma not fused"] = finite_in & ~np.isfinite(prod)
         oob = None
         if getattr(ins, "oob", False):
             tested = ops[:3] if pol.oob_tests_c else ops[:2]

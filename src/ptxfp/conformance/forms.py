@@ -66,15 +66,23 @@ class Form:
             return [tuple(ops)]
         if self.cvt:        # cvt.xx2.f32 d, a, b: a lands in d[31:16], b in d[15:0]
             return [(ops[1],), (ops[0],)]
-        return [tuple(((x.astype(np.uint32) >> np.uint32(16 * k)) & np.uint32(0xFFFF))
-                      .astype(np.uint16) for x in ops) for k in range(2)]
+        w = self._lane_bits()
+        wide, lane = np.dtype(f"uint{2 * w}"), np.dtype(f"uint{w}")
+        return [tuple(((x.astype(wide) >> wide.type(w * k)) & wide.type((1 << w) - 1))
+                      .astype(lane) for x in ops) for k in range(2)]
+
+    def _lane_bits(self) -> int:
+        """Bits of one lane of a packed operand: 16, or 32 for .f32x2."""
+        return 32 if _lane(self.operand_formats[0]) == "f32" else 16
 
     def split_result(self, d) -> list:
         d = np.asarray(d)
         if self.lanes == 1:
             return [d]
-        return [((d.astype(np.uint32) >> np.uint32(16 * k)) & np.uint32(0xFFFF))
-                .astype(np.uint16) for k in range(2)]
+        w = 16 if self.cvt else self._lane_bits()
+        wide, lane = np.dtype(f"uint{2 * w}"), np.dtype(f"uint{w}")
+        return [((d.astype(wide) >> wide.type(w * k)) & wide.type((1 << w) - 1))
+                .astype(lane) for k in range(2)]
 
     @property
     def small(self) -> bool:

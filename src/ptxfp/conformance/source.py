@@ -92,8 +92,8 @@ def random(form: Form, n: int, seed: int) -> tuple:
 def _ties(form: Form, ops: tuple) -> np.ndarray:
     """Vectors whose binary64 result (exact for most) is a tie, or one binary64 ulp off a tie,
     at the result's precision: where round to nearest has to decide."""
-    if form.cvt and form.ins.atype != "f32":
-        return np.zeros(np.shape(ops[0]), bool)
+    if form.cvt and form.ins.atype != "f32" or form.ins.family == "minmax":
+        return np.zeros(np.shape(ops[0]), bool)      # exact, or no rounding at all
     hit = np.zeros(np.shape(ops[0]), bool)
     p = {"f16": 11, "bf16": 8, "f32": 24}[form.result_lane]
     for lops in form.split_lanes(ops):
@@ -102,7 +102,7 @@ def _ties(form: Form, ops: tuple) -> np.ndarray:
             op = form.ins.opcode
             if form.cvt:
                 y = xs[0]
-            elif op == "fma":
+            elif op in ("fma", "mad"):
                 y = xs[0] * xs[1] + xs[2]
             elif op == "mul":
                 y = xs[0] * xs[1]

@@ -8,8 +8,9 @@ that does not use an operand (``add`` has no c, mixed ``add`` has no b) simply i
 A form the GPU cannot run natively (the mixed-precision ``.f32.f16``/``.f32.bf16`` forms need
 sm_100; H100 and H200 are sm_90) is run through its defined decomposition: ``cvt.f32.f16`` or
 ``cvt.f32.bf16`` of a (and b), which is exact, then ``add``/``sub``/``fma`` with the same rounding
-and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  Such a kernel is labelled
-``decomposed``; it checks ptxfp's reading of the mixed forms, not sm_100 silicon.
+and ``.sat`` on ``.f32``, without ``.ftz`` (f32 subnormals kept).  The ``.f32x2`` forms (sm_100)
+run as their two ``.f32`` lanes.  Such a kernel is labelled ``decomposed``; it checks ptxfp's
+reading of the form, not sm_100 silicon.
 """
 
 from __future__ import annotations
@@ -217,9 +218,35 @@ def decomposed_kernel(spelling, sm=DEFAULT_SM):
                   _widths(ins), body)
 
 
+def is_f32x2(ins):
+    return ins.dtype == "f32x2"
+
+
+def decomposed_f32x2_kernel(spelling, sm=DEFAULT_SM):
+    """The kernel that runs an ``.f32x2`` form (sm_100) as its two ``.f32`` lanes: each .b64
+    operand unpacked into its halves (lane 0 = bits 31:0), the same operation with the same
+    rounding and ``.ftz`` on each lane, the halves packed again.  It checks ptxfp's reading of
+    the packed form (lanes independent, lane 0 low), not sm_100 silicon."""
+    ins = parse_form(spelling)
+    if not is_f32x2(ins):
+        raise ValueError(f"'{ins}' is not an .f32x2 form")
+    version = _version_for((1, 0), sm)
+    names = ins.operand_names
+    op = str(ins).removesuffix(".f32x2") + ".f32"
+    regs = ", ".join(f"%{n}{k}" for n in names + ("d",) for k in (0, 1))
+    body = ["{", f".reg .f32 {regs};"]
+    body += [f"mov.b64 {{%{n}0, %{n}1}}, %{n};" for n in names]
+    body += [f"{op} %d{k}, {', '.join(f'%{n}{k}' for n in names)};" for k in (0, 1)]
+    body += ["mov.b64 %d, {%d0, %d1};", "}"]
+    body = tuple(body)
+    return Kernel(str(ins), "decomposed", sm, version,
+                  _module(str(ins), "decomposed", sm, version, _widths(ins), body),
+                  _widths(ins), body)
+
+
 def kernel_for(spelling, sm=DEFAULT_SM):
     """The kernel a GPU of compute capability ``sm`` runs for the form: native where it can,
-    else the decomposition (mixed-precision forms)."""
+    else the decomposition (mixed-precision forms, .f32x2)."""
     ins = parse_form(spelling)
     if can_run_natively(ins, sm):
         return native_kernel(ins, sm)
@@ -229,4 +256,6 @@ def kernel_for(spelling, sm=DEFAULT_SM):
         # the fp6/fp4/ue8m0 and .rs forms exist on their targets only: the kernel for its
         # first target (ptxas takes it), labelled not runnable on this GPU
         return native_kernel(ins, sm, mode=NOT_RUNNABLE)
+    if is_f32x2(ins):
+        return decomposed_f32x2_kernel(ins, sm)
     raise ValueError(f"'{ins}' needs sm_{ins.min_sm}; this GPU is sm_{sm}")

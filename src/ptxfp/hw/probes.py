@@ -24,6 +24,8 @@ Families (``probes()`` builds them all from the instruction table):
   mixed forms on NaN payloads (what the decomposed kernels feed their .f32 operation) ->
   ``widen_nan``: canonical NaN, the bits widened exactly, or IEEE's quieted payload (the
   signalling NaNs among the inputs tell the last two apart).
+- ``negabs-nan/<neg or abs form>``: NaN inputs of neg/abs (quiet, signalling, negative,
+  payloads) -> ``negabs_nan``: the canonical NaN, or the input with only its sign bit changed.
 """
 
 from dataclasses import asdict, dataclass, field, fields as dc_fields
@@ -46,7 +48,7 @@ def model(spelling, vectors):
     cols = [np.array([v[k] for v in vectors],
                      dtype=f"uint{types.width(f)}")
             for k, f in enumerate(ins.operand_formats)]
-    if is_cvt(ins):          # convert() takes the policy as arguments: no compilation per policy
+    if is_cvt(ins) or ins.family == "minmax":   # through their own entry points
         return np.asarray(form_model(ins, *cols)).reshape(-1)
     if _fast_path_ok():
         try:
@@ -194,10 +196,11 @@ def _lanes(ins, lane_vectors, filler=None):
     if ins.lanes == 1:
         return list(lane_vectors)
     fill = filler or tuple(_ONE[f] for f in _fmts(ins))
+    k = types.lane_format(ins.atype).width          # 16, or 32 for .f32x2
     out = []
     for v in lane_vectors:
-        out.append(tuple(x | (y << 16) for x, y in zip(v, fill)))
-        out.append(tuple(y | (x << 16) for x, y in zip(v, fill)))
+        out.append(tuple(x | (y << k) for x, y in zip(v, fill)))
+        out.append(tuple(y | (x << k) for x, y in zip(v, fill)))
     return out
 
 
@@ -257,16 +260,25 @@ _FTZ_IEEE = (0x3BFF, 0x0400)
 
 def _ftz_probe(s):
     ins = _ins(s)
-    if ins.opcode not in ("mul", "fma"):
-        return None        # sums of f16 normals are exact below 2**-14: no such input exists
-    base = list(_FTZ_UP) + [(a | 0x8000, b) for a, b in _FTZ_UP] + [_FTZ_IEEE]
-    if ins.opcode == "fma":
+    if ins.opcode not in ("mul", "fma", "mad"):
+        return None        # sums of normals are exact below the smallest normal: no such input
+    if ins.lane_format == "f32":
+        # (.rz, and .rm with .sat, have no such input: toward zero nothing tiny rounds up to
+        # 2**-126, and .sat clamps the negative one .rm rounds up; those probes are dropped)
+        # (1 - 2**-24) * 2**-126: exact below 2**-126, a tie that rounds up to it (and stays
+        # below at 24 bits unbounded)
+        base = [(0x3F7FFFFF, 0x00800000), (0xBF7FFFFF, 0x00800000), (0x00800000, 0x3F7FFFFF)]
+    else:
+        base = list(_FTZ_UP) + [(a | 0x8000, b) for a, b in _FTZ_UP] + [_FTZ_IEEE]
+    if ins.opcode in ("fma", "mad"):
         base = [v + (0,) for v in base] + [v + (0x8000,) for v in base[:2]]
     vecs = _lanes(ins, base)
     settings = tuple(Setting(v, (("ftz_tininess", v),)) for v in policy.TININESS)
-    return Probe(f"ftz-tininess/{ins}", ("ftz_tininess",),
-                 f"Does {ins} flush an exact result below 2^-14 that rounds up to 2^-14?",
-                 str(ins), _words(vecs), settings)
+    emin = -126 if ins.lane_format == "f32" else -14
+    p = Probe(f"ftz-tininess/{ins}", ("ftz_tininess",),
+              f"Does {ins} flush an exact result below 2^{emin} that rounds up to 2^{emin}?",
+              str(ins), _words(vecs), settings)
+    return p if ins.lane_format != "f32" or p.informative() else None
 
 
 def _minus_zero_vectors(ins):
@@ -435,6 +447,17 @@ def _cvt_zero_probe(s, mod):
                  settings)
 
 
+def _negabs_probe(s):
+    """neg/abs of NaNs (quiet, signalling, negative, payloads): canonical or sign-only."""
+    ins = parse(s)
+    lane = ins.lane_format
+    vecs = _lanes(ins, [(v,) for v in _NANS[lane][:6] + (0x7FFF, 0xFFFF)])
+    settings = tuple(Setting(v, (("negabs_nan", v),)) for v in policy.NEGABS_NAN)
+    return Probe(f"negabs-nan/{ins}", ("negabs_nan",),
+                 f"What does {ins} give for a NaN input: the canonical NaN, or the input with "
+                 "only its sign bit changed?", str(ins), tuple(vecs), settings)
+
+
 def _cvt_probes(s):
     ins = parse(s)
     if ins.narrowing:
@@ -460,6 +483,12 @@ def probes(spellings=None):
             continue
         if is_cvt(ins):
             out += _cvt_probes(s)
+            continue
+        if ins.family == "minmax":
+            # min/max return an operand or the canonical NaN (the nan/ probes of the
+            # arithmetic measure those fields); neg/abs of a NaN is a policy of its own
+            if ins.opcode in ("neg", "abs"):
+                out.append(_negabs_probe(s))
             continue
         cands = [_nan_probe(s)]
         if ins.ftz:

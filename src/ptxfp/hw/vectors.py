@@ -154,7 +154,7 @@ def _aimed_lane(rng, n, ins, fmt_a, fmt_c):
         if ins.opcode == "mul":
             b = encode(t / xa, fmt_a)
             return a, (b.astype(np.int64) + wiggle).astype(_dtype(fmt_a)) & _mask(fmt_a)
-        if ins.opcode == "fma":
+        if ins.opcode in ("fma", "mad"):
             b = _finite(rng, n, fmt_a)
             c = encode(t - xa * decode(b, fmt_a), fmt_c)
             return a, b, ((c.astype(np.int64) + wiggle) & _mask(fmt_c)).astype(_dtype(fmt_c))
@@ -182,6 +182,8 @@ def _lane_operands(rng, n, ins, how):
                       rng.integers(-12, 13, n))
             ops.append(_finite_exp(rng, f, e))
         return tuple(ops)
+    if ins.opcode in ("min", "max", "neg", "abs"):   # no rounding to aim at: close values
+        return _lane_operands(rng, n, ins, "close")
     return _aimed_lane(rng, n, ins, lane, "f32" if ins.mixed else lane)
 
 
@@ -196,7 +198,11 @@ def _finite_exp(rng, fmt, e):
 
 
 def _pack(lo, hi):
-    return (lo.astype(np.uint32) | (hi.astype(np.uint32) << np.uint32(16)))
+    """Two lanes in one operand, lane 0 low: 16-bit lanes in a uint32, 32-bit (.f32x2) in a
+    uint64."""
+    k = 8 * lo.dtype.itemsize
+    wide = np.dtype(f"uint{2 * k}")
+    return lo.astype(wide) | (hi.astype(wide) << wide.type(k))
 
 
 def random_vectors(spelling, n, seed=0):
@@ -280,11 +286,16 @@ PAIRS = 1 << 32
 def exhaustive_eligible(spelling):
     """Whether every (a, b) pair of the form can be swept: 16-bit a and b (add/sub/mul, fma and
     mixed fma with c fixed, packed forms over their two lanes); mixed add/sub (a 16-bit, c 32-bit)
-    cannot.  Every cvt form can (all 2^32 f32 inputs, or all 2^16 half inputs)."""
+    cannot, nor can the .f32/.f32x2 forms (2^64 pairs); min/max/neg/abs are not swept (bit
+    selections: the special grid and random vectors cover them).  Every cvt form can (all 2^32
+    f32 inputs, or all 2^16 half inputs)."""
     ins = _ins(spelling)
     if ins.rounding == "rs":
         return False                      # random bits: not one sweep of the inputs
-    return is_cvt(ins) or "b" in ins.operand_names
+    if is_cvt(ins):
+        return True
+    return ins.family == "arith" and "b" in ins.operand_names and \
+        types.lane_format(ins.atype).width == 16
 
 
 def exhaustive_description(spelling):

@@ -14,19 +14,21 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import arith, cvt, cvt_small
+from . import arith, cvt, cvt_small, minmax
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
 
-__all__ = ["TABLE", "ARITH", "CVT", "Row", "Operand", "Family", "Require", "FAMILIES",
+__all__ = ["TABLE", "ARITH", "CVT", "MINMAX", "Row", "Operand", "Family", "Require", "FAMILIES",
            "CLASSES", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
            "OPCODES", "rows_for", "forms", "canonical_spelling", "canonical_spellings",
-           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "family_rows", "all_spellings"]
+           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "minmax", "family_rows",
+           "all_spellings"]
 
 ARITH: tuple[Row, ...] = arith.ROWS
 CVT: tuple[Row, ...] = cvt.ROWS + cvt_small.ROWS
+MINMAX: tuple[Row, ...] = minmax.ROWS
 #: every row, family by family
-TABLE: tuple[Row, ...] = ARITH + CVT
+TABLE: tuple[Row, ...] = ARITH + CVT + MINMAX
 
 #: opcode -> family name, for every opcode of the table
 OPCODES: dict[str, str] = {r.opcode: r.family for r in TABLE}

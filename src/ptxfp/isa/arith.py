@@ -14,6 +14,7 @@ from .rows import ROUNDINGS, Operand, Require, Row, requirement_text, target, ve
 SECTION_HALF = "9.7.4.1-3"
 SECTION_FMA = "9.7.4.4"
 SECTION_MIXED = "9.7.5"
+SECTION_F32 = "9.7.3"
 
 
 def _needs(feature: str, v: tuple[int, int], sm: int, target_kind: str = "Feature"
@@ -50,6 +51,17 @@ def _rows(opcodes: Iterable[str], types: Iterable[tuple[str, str]], roundings: I
     return out
 
 
+def _f32_rows(opcodes: Iterable[str], required_rnd: bool) -> list[Row]:
+    """.f32 rows: no requirement inside the matrix (PTX 4.0 / sm_50 take them all).  Sources
+    take .f32/.b32 registers and f32 immediates (0f..., 0d..., 1.5; ptxas 13.0: an integer
+    immediate is "Arguments mismatch")."""
+    def ops(op: str) -> tuple[Operand, ...]:
+        names = ("a", "b", "c") if op in ("fma", "mad") else ("a", "b")
+        return (Operand("d", "f32", "f32"),) + tuple(Operand(n, "f32", "f32.src") for n in names)
+    return [Row("arith", op, ("f32",), ROUNDINGS, required_rnd, frozenset({"ftz", "sat"}),
+                frozenset(), ops(op), (), SECTION_F32) for op in opcodes]
+
+
 _F16 = [("f16", "f16"), ("f16x2", "f16x2")]
 _BF16 = [("bf16", "bf16"), ("bf16x2", "bf16x2")]
 _MIXED = [("f32", "f16"), ("f32", "bf16")]
@@ -83,4 +95,14 @@ ROWS: tuple[Row, ...] = tuple(
             "{op}.f32.{a}")
     + _rows(("fma",), _MIXED, ROUNDINGS, True, {"sat"}, (), (8, 6), 100, SECTION_MIXED,
             "{op}.f32.{a}")
+    # 9.7.3 single precision: every rounding (add/sub/mul default .rn; fma and mad need
+    # one), .ftz and .sat, on every target of the matrix (PTX 4.0, sm_50 and up).
+    + _f32_rows(("add", "sub", "mul"), False)
+    + _f32_rows(("fma", "mad"), True)
+    # .f32x2 (PTX 8.6, sm_100): 64-bit operands, lane 0 in bits 31:0; .ftz, no .sat (ptxas:
+    # "Illegal modifier '.sat'"), no mad.
+    + _rows(("add", "sub", "mul"), [("f32x2", "f32x2")], ROUNDINGS, False, {"ftz"}, (),
+            (8, 6), 100, SECTION_F32, "{op}.f32x2")
+    + _rows(("fma",), [("f32x2", "f32x2")], ROUNDINGS, True, {"ftz"}, (), (8, 6), 100,
+            SECTION_F32, "{op}.f32x2")
 )

@@ -28,8 +28,9 @@ ROUNDINGS = ("rn", "rz", "rm", "rp")
 #: every rounding-modifier token ptxas recognises ("Multiple rounding modifiers" counts them)
 ROUNDING_TOKENS = ("rn", "rz", "rm", "rp", "rna", "rs", "rni", "rzi", "rmi", "rpi")
 #: the canonical order of modifier tokens in a printed spelling (the manual's syntax blocks:
-#: ``fma.rnd{.oob}{.ftz}{.sat}{.relu}``, ``cvt.frnd{.ftz}{.sat}{.relu}{.satfinite}``)
-MODIFIER_ORDER = ("oob", "ftz", "sat", "relu", "satfinite")
+#: ``fma.rnd{.oob}{.ftz}{.sat}{.relu}``, ``cvt.frnd{.ftz}{.sat}{.relu}{.satfinite}``,
+#: ``min{.ftz}{.NaN}{.xorsign.abs}``)
+MODIFIER_ORDER = ("oob", "ftz", "NaN", "xorsign", "abs", "sat", "relu", "satfinite")
 #: modifiers ptxas takes more than once in one spelling (the manual's own example writes
 #: ``.sat`` twice); a second .ftz or .oob, or a second rounding modifier, is an error
 REPEATABLE = frozenset({"sat", "relu", "satfinite"})
@@ -216,10 +217,12 @@ class Family:
 #: the families of rows; a new family (min/max, say) adds an entry here and a module of rows
 FAMILIES: dict[str, Family] = {
     "arith": Family("arith", "rn", ROUNDINGS + ("rna", "rs"), "multiple-rounding", False,
-                    "add, sub, mul and fma on .f16/.bf16/.f16x2/.bf16x2 and the mixed .f32 "
-                    "forms"),
+                    "add, sub, mul and fma on .f16/.bf16/.f16x2/.bf16x2, .f32 and .f32x2, "
+                    "mad.f32, and the mixed .f32 forms"),
     "cvt": Family("cvt", None, ROUNDING_TOKENS, "rounding-conflict", True,
                   "cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2"),
+    "minmax": Family("minmax", None, ROUNDING_TOKENS, "multiple-rounding", False,
+                     "min, max, neg and abs on .f16/.bf16/.f16x2/.bf16x2"),
 }
 
 

@@ -188,13 +188,17 @@ def _norm_target(target):
 
 HALF_TYPES = types.HALF_TYPES
 ARITH_OPCODES = tuple(op for op, fam in isa.OPCODES.items() if fam == "arith")
+MINMAX_OPCODES = tuple(op for op, fam in isa.OPCODES.items() if fam == "minmax")
+#: the float types of the arithmetic rows beyond the half types
+F32_TYPES = ("f32", "f32x2")
 #: every PTX type name (a token of these is a type, not a modifier): the type table's
 PTX_TYPES = types.TYPE_TOKENS
 #: rounding-modifier tokens ("Multiple rounding modifiers specified" counts them all)
 ROUNDING_TOKENS = frozenset(_RNDS)
 #: modifiers ptxas knows on these instructions: illegal ones are "Illegal modifier '.x' for
 #: instruction 'op'"; any other token is "Unknown modifier '.x'" (measured: .full, .foo)
-KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx".split()) | ROUNDING_TOKENS
+KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx NaN xorsign abs".split()) \
+    | ROUNDING_TOKENS
 #: repeating these is an error ("Duplicate .ftz modifier"); .sat and .relu may repeat
 NO_REPEAT = ("ftz", "oob")
 
@@ -248,7 +252,12 @@ def _family(toks):
     op, rest = toks[0], toks[1:]
     types = [t for t in rest if t in PTX_TYPES]
     if op in ARITH_OPCODES:
-        return "arith" if any(t in HALF_TYPES for t in types) or len(types) != 1 else None
+        if op == "mad":      # mad.lo.s32 ...: the integer forms stay outside
+            return "arith" if any(t in F32_TYPES for t in types) else None
+        return "arith" if any(t in HALF_TYPES or t in F32_TYPES for t in types) \
+            or len(types) != 1 else None
+    if op in MINMAX_OPCODES:
+        return "minmax" if any(t in HALF_TYPES for t in types) else None
     if op == "cvt":
         if not types or tuple(types) in _SMALL_PAIRS:
             return "cvt"
@@ -347,11 +356,16 @@ def _arith_error(op, types, rnd, mods, e):
     """ptxas' message for a spelling ptxfp's parser rejects (``e``): the table decides, the
     wording and the choice among several problems follow ptxas."""
     rows = isa.rows_for(op, types)
+    if op == "mad":
+        # mad knows no .relu/.satfinite on any type: ptxas says so before it reads the types
+        bad = [m for m in ILLEGAL_ORDER if m in mods and m in ("relu", "satfinite")]
+        if bad:
+            return "illegal-modifier", f"Illegal modifier '.{bad[0]}' for instruction '{op}'"
     if not rows or e.rule in ("illegal-type", "missing-type"):
         return "illegal-type", f"Unexpected instruction types specified for '{op}'"
     allowed = set().union(*(r.modifiers for r in rows))
     bad = [m for m in ILLEGAL_ORDER if m in mods and m not in allowed]
-    if op == "fma" and rows[0].mixed and "relu" in mods:
+    if op == "fma" and (rows[0].mixed or rows[0].dtype in F32_TYPES) and "relu" in mods:
         # fma.relu exists for half types only: ptxas looks for such a form and finds the types
         return "illegal-type", f"Unexpected instruction types specified for '{op}'"
     if bad:
@@ -383,6 +397,47 @@ def _spelling_error(op, e):
     if rule == "unknown-modifier":
         return rule, f"Unknown modifier '{tok}'"
     return rule or "syntax", str(e)
+
+
+def _check_minmax(spelling, toks):
+    """min/max/neg/abs on the half types: ptxfp's parser decides, the message is one ptxas
+    prints for the spelling (measured, tests/data/ptxas: 'minmax' group)."""
+    op, rest = toks[0], toks[1:]
+    errs, rnd = _lexical(op, rest)
+    types = tuple(t for t in rest if t in PTX_TYPES)
+    slots = _arith_slots(op, types)
+    if errs:
+        return Verdict(spelling, "minmax", tuple(errs[:1]), slots=slots)
+    mods = [t for t in rest if t not in PTX_TYPES and t not in ROUNDING_TOKENS]
+    for m in ("xorsign", "abs"):
+        if mods.count(m) > 1:
+            return Verdict(spelling, "minmax", (
+                ("duplicate-modifier", f"Multiple .{m} modifiers specified"),), slots=slots)
+    conflict = _conflicts(ARITH_CONFLICTS[:1], mods)
+    if conflict:
+        return Verdict(spelling, "minmax", tuple(conflict[:1]), slots=slots)
+    canon = ".".join([op] + ([rnd] if rnd else []) + list(dict.fromkeys(mods)) + list(types))
+    try:
+        ins = parse(canon)
+    except SpellingError as e:
+        rows = isa.rows_for(op, types)
+        if not rows or e.rule in ("illegal-type", "missing-type") or (
+                "relu" in mods and op in ("min", "max")):
+            # .relu is a modifier of the integer min/max: ptxas blames the types
+            err = ("illegal-type", f"Unexpected instruction types specified for '{op}'")
+        else:
+            allowed = set().union(*(r.modifiers for r in rows))
+            bad = [m for m in mods if m not in allowed]
+            bad.sort(key=lambda m: m != "relu")     # ptxas names an illegal .relu alone
+            if bad:
+                err = ("illegal-modifier", f"Illegal modifier '.{bad[0]}' for instruction '{op}'")
+            elif rnd is not None:
+                err = ("illegal-rounding", f"Illegal rounding modifier for instruction '{op}'")
+            else:
+                have, need = ("xorsign", "abs") if "xorsign" in mods else ("abs", "xorsign")
+                err = ("illegal-combination", f"Modifier '.{have}' requires modifier '.{need}'")
+        return Verdict(spelling, "minmax", (err,), slots=slots)
+    return Verdict(spelling, "minmax", (), ins.row.requires, slots=slots, form=ins)
 
 
 def _cvt_conflicts(types, rnd, mods):
@@ -480,6 +535,8 @@ def spelling_verdict(spelling):
         return _check_arith(spelling, toks)
     if fam == "cvt":
         return _check_cvt(spelling, toks)
+    if fam == "minmax":
+        return _check_minmax(spelling, toks)
     return Verdict(spelling, None)
 
 

@@ -71,6 +71,8 @@ WIDTH = dict(types.REGISTER_WIDTHS)     #: register type -> bits (the type table
 # the small-float types of cvt (.e4m3x2, .e2m1x2, .ue8m0x2 ...), operands of the cvt rows
 WIDTH.update({t.name: t.width for t in types.TYPES.values()
               if t.fmt is not None and t.fmt.code < 0 and t.width >= 8})
+# .f32x2, the operand type of the .f32x2 rows (held in .b64 registers)
+WIDTH["f32x2"] = types.width("f32x2")
 _DTYPE = {1: np.bool_, 8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SPECIAL = re.compile(r"%(tid|ntid|ctaid|nctaid)\.([xyz])$|%(laneid|warpid|nwarpid|warpsize)$")
 
@@ -539,14 +541,15 @@ def _c_row(prog, ins):
 
 
 def _c_arith(prog, ins):
-    """add/sub/mul/fma: the half and mixed forms are rows of the table, integer ones here."""
+    """add/sub/mul/fma (and mad): the half, mixed, .f32 and .f32x2 forms are rows of the table,
+    integer ones here."""
     tys = _types_of(ins)
-    if not any(t in _HALF for t in tys):
-        if ins.opcode in ("add", "sub", "mul") and tys and all(
+    if not any(t in _HALF or t in ("f32", "f32x2") for t in tys):
+        if ins.opcode in ("add", "sub", "mul", "mad") and tys and all(
                 t[0] in "bsu" and t != "bf16" for t in tys):
             return _c_int(prog, ins)
-        raise _unsupported(ins, "ptxfp models .f16/.bf16/.f16x2/.bf16x2 and the mixed "
-                                ".f32.f16/.f32.bf16 forms")
+        raise _unsupported(ins, "ptxfp models .f16/.bf16/.f16x2/.bf16x2, .f32, .f32x2 and the "
+                                "mixed .f32.f16/.f32.bf16 forms")
     return _c_row(prog, ins)
 
 
@@ -978,7 +981,7 @@ def _c_ret(prog, ins):
 
 _COMPILERS = {
     "add": _c_arith, "sub": _c_arith, "mul": _c_arith, "fma": _c_arith,
-    "mad": _c_int, "min": _c_int, "max": _c_int, "and": _c_int, "or": _c_int, "xor": _c_int,
+    "mad": _c_arith, "min": _c_int, "max": _c_int, "and": _c_int, "or": _c_int, "xor": _c_int,
     "not": _c_int, "neg": _c_int, "shl": _c_int, "shr": _c_int,
     "cvt": _c_cvt, "mov": _c_mov, "ld": _c_ldst, "st": _c_ldst, "cvta": _c_cvta,
     "setp": _c_setp, "selp": _c_selp, "bra": _c_bra, "ret": _c_ret, "exit": _c_ret,
