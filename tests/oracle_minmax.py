@@ -15,7 +15,7 @@ from __future__ import annotations
 import gmpy2
 import numpy as np
 
-from oracle import FORMATS, FINITE, INF, NAN, ZERO, decode, is_subnormal
+from oracle import FORMATS, INF, NAN, ZERO, decode, is_subnormal
 
 
 def _policy(policy):

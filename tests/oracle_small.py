@@ -243,7 +243,6 @@ def convert(spelling, *ops, policy):
     dl = d[:-2]                                        # the lane format
     if rnd == "rs":
         *srcs, rbits = ops
-        n = len(srcs)
         if d in ("f16x2", "bf16x2"):
             rs = [(rbits >> 16) & 0x1FFF, rbits & 0x1FFF] if d == "f16x2" else \
                 [(rbits >> 16) & 0xFFFF, rbits & 0xFFFF]

@@ -61,7 +61,7 @@ def test_a_budget_spent_before_anything_ran_is_incomplete_never_agreement(monkey
 
 def test_a_run_cut_short_by_the_budget_says_incomplete_one_job(started_now, tmp_path):
     js, md = tmp_path / "r.json", tmp_path / "r.md"
-    rc = _main("--forms", f"add.rn.f16,mul.rn.bf16", "--vectors", str(10 ** 9), "--budget",
+    rc = _main("--forms", "add.rn.f16,mul.rn.bf16", "--vectors", str(10 ** 9), "--budget",
                "2.5", "--jobs", "1", "--probes", "none", "--json", str(js), "--out", str(md))
     assert time.time() - started_now < 2.5 + 3            # within the budget (and one batch)
     assert rc == 3

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ptxfp
-from ptxfp import types, vectors as PV
+from ptxfp import vectors as PV
 from ptxfp.hw import forms as F
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
