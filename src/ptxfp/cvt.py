@@ -48,7 +48,7 @@ from .errors import SpellingError
 from .formats import BF16, F32, lane_of
 from .isa.cvt import canonical_spelling, canonical_spellings, forms
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       read_operand, typed_result, unalias)
+                       deliver, read_operand, unalias)
 from .rounding import MODES, RN, TINY_AFTER, round_pack
 from .spelling import Instruction, parse
 
@@ -217,9 +217,4 @@ def convert(spelling: str | Instruction, *operands: Operand,
                     pol.sat_minus_zero_to_plus,
                     policy.WIDEN_NAN.index(pol.widen_nan), pol.canonical_nan_f32)
             _run("widen", a, b, out, args)
-    if given is not None:
-        return given
-    out = out.reshape(shape)
-    if typed:
-        return typed_result(out, ins.dtype, scalar)
-    return int(out) if scalar else out
+    return deliver(out, shape, given, scalar, ins.dtype if typed else None)

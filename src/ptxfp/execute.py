@@ -17,7 +17,7 @@ from . import f32, kernels, policy, types
 from .errors import SpellingError
 from .formats import FORMATS, F32
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       read_operand, typed_result, unalias)
+                       deliver, read_operand, unalias)
 from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
 from .spelling import Instruction, parse
 
@@ -190,11 +190,6 @@ def execute(spelling: str | Instruction, *operands: Operand,
     if n:
         spec, kernel = form.kernel()
         kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
-    if out is not None:
-        return out
-    res = dst.reshape(shape)
-    if typed:
-        return typed_result(res, ins.dtype, scalar)
-    return int(res) if scalar else res
+    return deliver(dst, shape, out, scalar, ins.dtype if typed else None)
 
 

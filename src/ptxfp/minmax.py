@@ -34,7 +34,7 @@ from . import policy
 from ._jit import jit_cached, split
 from .errors import SpellingError
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       read_operand, typed_result, unalias)
+                       deliver, read_operand, unalias)
 from .spelling import Instruction, parse
 
 __all__ = ["compute", "OPS"]
@@ -165,9 +165,4 @@ def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) ->
             _run(k, a16, b16, o16, 2 * n)
         else:
             _run(k, a, b, dst, n)
-    if out is not None:
-        return out
-    res = dst.reshape(shape)
-    if typed:
-        return typed_result(res, ins.dtype, scalar)
-    return int(res) if scalar else res
+    return deliver(dst, shape, out, scalar, ins.dtype if typed else None)

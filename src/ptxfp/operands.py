@@ -174,6 +174,20 @@ def typed_result(bits: NDArray[Any], fmt: str, scalar: bool) -> Any:
     return out[()] if scalar else out
 
 
+def deliver(bits: NDArray[Any], shape: Sequence[int], given: Any, scalar: bool,
+            typed_as: str | None = None, to_typed: Any = typed_result) -> Any:
+    """What an entry point returns: the caller's ``out`` array when it gave one (``given``);
+    otherwise the result ``bits`` in the operands' broadcast ``shape``, as floats of the result
+    type ``typed_as`` when an operand was typed (``to_typed``), an int when every operand was a
+    scalar int, else the bits array."""
+    if given is not None:
+        return given
+    res = bits.reshape(shape)
+    if typed_as is not None:
+        return to_typed(res, typed_as, scalar)
+    return int(res) if scalar else res
+
+
 def check_typed_out(spelling: str, out: object, fmt: str, shape: Sequence[int]
                     ) -> NDArray[Any]:
     """Raise OperandError unless ``out`` can take a typed result of ``fmt`` and the operands'

@@ -46,7 +46,8 @@ from ._jit import split
 from .arith import decode
 from .errors import OperandError
 from .formats import is_float_dtype
-from .operands import broadcast, check_count, check_out, read_operand, typed_result
+from .operands import (broadcast, check_count, check_out, deliver, read_operand,
+                       typed_result)
 from .rounding import MODES, RM, RN, RP, RZ, TINY_AFTER, round_pack, rs_mode
 from .spelling import Instruction
 
@@ -241,12 +242,7 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
                      ins.satfinite, ins.relu, pol.relu_minus_zero_to_plus,
                      pol.canonical_nan(dfmt.name), rs_shift, rs_k)
             split(lambda i, j: _narrow_kernel(i, j, *nargs), size)
-    if given is not None:
-        return given
-    res = res.reshape(shape)
-    if any_typed:
-        return _typed_result(res, ins.dtype, scalar)
-    return int(res) if scalar else res
+    return deliver(res, shape, given, scalar, ins.dtype if any_typed else None, _typed_result)
 
 
 def _small_dtype(fmt: types.FloatFormat) -> np.dtype[Any]:
