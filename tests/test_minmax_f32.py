@@ -297,3 +297,27 @@ def test_f32_sources_take_f32_immediates():
                        "ret;", "}"]) + "\n")
     errs = ptxfp.check(text).errors
     assert [(e.line, e.rule) for e in errs] == [(10, "operand-type")]
+
+
+@pytest.mark.parametrize("spelling", ["min.f16", "max.NaN.bf16x2", "min.xorsign.abs.f16",
+                                      "neg.bf16", "abs.ftz.f16x2"])
+def test_execute_takes_the_minmax_forms(spelling):
+    """ptxfp.execute is the arithmetic entry point users call: min/max/neg/abs go through it
+    too (bits and typed arrays), with the oracle's bits."""
+    rng = np.random.default_rng(11)
+    width = 32 if spelling.endswith("x2") else 16
+    n_ops = 1 if spelling.split(".")[0] in ("neg", "abs") else 2
+    ops = [rng.integers(0, 1 << width, 500, dtype=np.uint64).astype(f"uint{width}")
+           for _ in range(n_ops)]
+    got = ptxfp.execute(spelling, *ops)
+    want = oracle_minmax.compute_array(spelling, *ops)
+    assert np.array_equal(got, want)
+    assert ptxfp.execute(spelling, *(int(x[0]) for x in ops)) == int(want[0])
+    if spelling == "min.f16":
+        h = np.array([1.0, -0.0, np.nan], np.float16)
+        k = np.array([2.0, 0.0, 5.0], np.float16)
+        typed = ptxfp.execute(spelling, h, k)
+        assert typed.dtype == np.float16
+        assert np.array_equal(typed.view(np.uint16),
+                              oracle_minmax.compute_array(spelling, h.view(np.uint16),
+                                                          k.view(np.uint16)))

@@ -13,7 +13,7 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import f32, kernels, policy, types
+from . import f32, kernels, minmax, policy, types
 from .errors import SpellingError
 from .formats import FORMATS, F32
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
@@ -87,7 +87,7 @@ _forms: dict[object, Any] = {}
 _forms_lock = threading.Lock()
 
 
-def _form(spelling: str | Instruction) -> _Form:
+def _form(spelling: str | Instruction) -> _Form | None:
     if type(spelling) is str:
         hit: _Form | None = _forms.get(spelling)
         if hit is not None:
@@ -103,6 +103,8 @@ def _form(spelling: str | Instruction) -> _Form:
     else:
         key = None
     ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    if ins.family == "minmax":
+        return None                      # min/max/neg/abs: minmax.compute (see execute)
     if ins.family != "arith":
         entry = "ptxfp.convert" if ins.family == "cvt" else "ptxfp.dispatch.compute"
         raise SpellingError(f"'{ins.spelling}' is a {ins.family} spelling: run it with "
@@ -158,6 +160,8 @@ def execute(spelling: str | Instruction, *operands: Operand,
         array([2, 6, 12], dtype=bfloat16)
     """
     form = _form(spelling)
+    if form is None:                     # min/max/neg/abs compute in the one place they live
+        return minmax.compute(spelling, *operands, out=out)
     ins, names = form.ins, form.names
     check_count(ins.spelling, names, operands)
     # Fast path: Python ints in range (anything else, including errors, takes the full path).
