@@ -1,5 +1,6 @@
-"""A tour of ptxfp: single forms on bit patterns, the double-rounding witness, cvt, and a PTX
-kernel (examples/axpy.ptx) run over threads against a byte memory.
+"""A tour of ptxfp: single forms on bit patterns, the double-rounding witness, cvt, typed
+arrays with fp8, min and f32 fma, and a PTX kernel (examples/axpy.ptx) run over threads against
+a byte memory.
 
     python examples/demo.py
 """
@@ -49,6 +50,21 @@ for m in ("rn", "rz", "rm", "rp"):
 show("cvt.rn.f16.f32", ptxfp.to_bits(1e6, "f32"))               # overflow -> inf
 show("cvt.rn.satfinite.f16.f32", ptxfp.to_bits(1e6, "f32"))     # -> 65504
 show("cvt.rn.bf16x2.f32", ptxfp.to_bits(1.0, "f32"), ptxfp.to_bits(2.0, "f32"))
+
+print("\nTyped arrays in and out, and the newer families")
+f = np.array([0.3, 500.0, -1e-3], np.float32)
+g = np.array([1.0, np.nan, 3.0], np.float32)
+e4 = ptxfp.convert("cvt.rn.satfinite.e4m3x2.f32", f, g)        # fp8 pairs, lane 0 = g
+print(f"  cvt.rn.satfinite.e4m3x2.f32  lanes {e4.tolist()}  (500 -> 448, NaN stays NaN)")
+h = np.array([1.0, -0.0, np.nan], np.float16)
+k = np.array([2.0, 0.0, 5.0], np.float16)
+print(f"  min.f16                      {ptxfp.execute('min.f16', h, k).tolist()}"
+      "  (-0 < +0; a NaN and a number give the number)")
+print(f"  min.NaN.f16                  {ptxfp.execute('min.NaN.f16', h, k).tolist()}")
+x = np.float32(1 + 2 ** -12)
+fused = float(ptxfp.execute("fma.rn.f32", x, x, np.float32(-1)))
+print(f"  fma.rn.f32 x*x-1             {fused!r}  (one rounding; in float32 arithmetic, "
+      f"rounded twice: {float(np.float32(x * x) - np.float32(1))!r})")
 
 print("\nA kernel: examples/axpy.ptx, y = a*x + y on bf16, 6 threads for n = 5 elements")
 n, threads = 5, 6
