@@ -5,9 +5,10 @@ reporting mismatches by class (``CLASSES``) in one ``Report``.
 
 Layering: these sit on ``ptxfp.execute``/``ptxfp.convert`` and below the command line."""
 
-from .classify import CLASSES, Report
+from .classify import Report
+from .common import CLASSES, SweepError
 from .gen import generate, write_file
-from .sweeps import Plan, SweepError, sweep
+from .sweeps import Plan, sweep
 from .ver import verify, verify_file, verify_stream
 
 __all__ = ["CLASSES", "Report", "generate", "write_file", "verify", "verify_file",

@@ -47,6 +47,7 @@ import functools
 import numpy as np
 
 from .. import types
+from .common import CLASSES as ALL_CLASSES, SweepError, round_float, to_float
 
 CLASSES = (
     "NaN not canonical",
@@ -83,7 +84,6 @@ def _uint(bits: int) -> type:
 @functools.lru_cache(maxsize=None)
 def table(fmt: str) -> tuple:
     """(values of every code as float64 (NaN for NaN codes), container bits, sign bit or 0)."""
-    from .classify import to_float
     if fmt in ("f16", "bf16"):
         return to_float(np.arange(1 << 16), fmt), 16, 0x8000
     if fmt == "ue8m0":
@@ -136,7 +136,6 @@ def _src_lane(form) -> str:
 
 
 def _to_bits(vals: np.ndarray, fmt: str) -> np.ndarray:
-    from .classify import round_float
     with np.errstate(all="ignore"):
         if fmt == "f32":
             return vals.astype(np.float32).view(np.uint32)
@@ -263,7 +262,6 @@ def own_targeted(form, level: int, seed: int) -> tuple:
 
 
 def exhaustive_size(form) -> int:
-    from .sweeps import SweepError
     k = kind(form)
     if k == "rs":
         raise SweepError(f"--exhaustive: '{form.spelling}' has f32 sources and 32 random "
@@ -302,7 +300,7 @@ def _lanes(d: np.ndarray, n: int, c: int) -> list:
 
 def classify(form, operands, expected, got, pol=None) -> np.ndarray:
     """Class indices (into the conformance CLASSES) of every vector; -1 where they agree."""
-    from .classify import CLASSES as ALL
+    ALL = ALL_CLASSES
     expected = np.asarray(expected)
     got = np.asarray(got)
     out = np.full(expected.shape[0], -1, np.int8)

@@ -21,7 +21,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..errors import PtxfpError
-from .classify import emulations, to_float
+from .classify import emulations
+from .common import to_float
 from .forms import Form
 
 #: random vectors per chunk
@@ -65,8 +66,8 @@ def targeted(form: Form, level: int = 1) -> tuple:
     combination in lane 0 with the reversed list in lane 1, and swapped); cvt from a half
     type: all 65,536 inputs; the small-float and .rs cvt forms: conformance/small.py."""
     if form.small:
-        from . import small
-        return small.targeted(form, level)
+        from .small import targeted as small_targeted
+        return small_targeted(form, level)
     if form.cvt and form.ins.atype != "f32":
         return (np.arange(1 << 16, dtype=np.uint32).astype(np.uint16),)
     lists = [specials(f, level) for f in form.lane_formats()]
@@ -83,8 +84,8 @@ def targeted(form: Form, level: int = 1) -> tuple:
 def random(form: Form, n: int, seed: int) -> tuple:
     """n random vectors (uniform, close exponents, aimed results) for a form."""
     if form.small:
-        from . import small
-        return small.random(form, n, seed)
+        from .small import random as small_random
+        return small_random(form, n, seed)
     from ..hw import vectors
     return tuple(np.ascontiguousarray(x) for x in vectors.random_vectors(form.spelling, n, seed))
 
@@ -120,8 +121,8 @@ def own_targeted(form: Form, level: int, seed: int) -> tuple:
     ``OWN_POOL`` random vectors, those at a tie and those where rounding twice or rounding the
     product first differs from rounding once."""
     if form.small:
-        from . import small
-        return small.own_targeted(form, level, seed)
+        from .small import own_targeted
+        return own_targeted(form, level, seed)
     fam = tuple(np.array(x) for x in _source().targeted(form.ins, TARGETED_N[level], seed))
     ops = random(form, OWN_POOL, seed)
     expected = form.model(*ops)

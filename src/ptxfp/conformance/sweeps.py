@@ -40,12 +40,9 @@ import numpy as np
 from .. import policy as _policy, types
 from ..errors import PtxfpError
 from .classify import Report
+from .common import SweepError
 from .forms import Form, dtype, form as _form
 import ptxfp.conformance.source as source  # a module: tests patch its names
-
-
-class SweepError(PtxfpError):
-    """A sweep that cannot be run as asked (names the option and the rule)."""
 
 
 # ---- the vectors of a sweep -------------------------------------------------------------------
@@ -76,8 +73,8 @@ def _lane_bits(f: Form) -> list:
 def exhaustive_size(f: Form) -> int:
     """The number of vectors of an exhaustive sweep of the form."""
     if f.small:
-        from . import small
-        return small.exhaustive_size(f)
+        from .small import exhaustive_size
+        return exhaustive_size(f)
     if f.cvt:
         return 1 << types.width(f.ins.atype)          # cvt sources are scalars
     bits = sum(_lane_bits(f))
@@ -122,8 +119,8 @@ def chunk_operands(f: Form, plan: Plan, cid: int) -> tuple:
     stop = min(plan.size, start + plan.chunk)
     n = stop - start
     if f.small:
-        from . import small
-        return small.exhaustive(f, start, stop), start
+        from .small import exhaustive
+        return exhaustive(f, start, stop), start
     if f.cvt:
         i = np.arange(start, stop, dtype=np.uint64)
         if f.ins.atype != "f32":
