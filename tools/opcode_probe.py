@@ -57,7 +57,6 @@ OUT = ROOT / "tests" / "data" / "ptxas" / "opcodes.json"
 TARGETS = ("sm_100a", "sm_90a", "sm_120a", "sm_121a")
 SENTINEL = "zzprobe_sentinel"
 HEAD = ".version 9.0\n.target {target}\n.address_size 64\n.entry probe() {{\n.reg .b32 %r<2>;\n"
-FIRST_LINE = 6                     # the line of the first candidate
 OPERAND = " %r1"                   # the second statement form: ``NAME %r1;``
 LINE_RE = re.compile(r"^ptxas .*?, line (\d+); (error|fatal)\s*: (.*)$")
 UNKNOWN_RE = re.compile(r"Not a name of any known instruction: '(.*)'")
@@ -100,37 +99,72 @@ def ptxas_version(ptxas):
 # --------------------------------------------------------------------------------------------
 # the probe
 
-def _run(ptxas, names, target, operand=""):
-    """{index: verdict} for the candidates of one module, and the index after which ptxas
-    stopped (None when it read the whole module)."""
-    text = (HEAD.format(target=target) + "".join(f"{n}{operand};\n" for n in names)
-            + f"{SENTINEL}{operand};\n}}\n")
+def run_module(ptxas, lines, target, head=HEAD):
+    """ptxas' diagnostics on a module of ``head`` and ``lines`` (one statement each) closed
+    by ``}``: ({index of the line: [(severity, message)]}, ptxas' return code)."""
+    text = head.format(target=target) + "".join(f"{s}\n" for s in lines) + "}\n"
+    first = head.format(target=target).count("\n") + 1
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "m.ptx"
         src.write_text(text)
         r = subprocess.run([ptxas, "-arch", target, str(src), "-o", os.devnull],
                            capture_output=True, text=True, timeout=600)
-    out, stop, sentinel = {}, None, False
-    if r.returncode < 0:                          # ptxas crashed (``_jcall;`` segfaults)
-        return ({0: f"crash ({r.returncode})"}, 0, False) if len(names) == 1 else ({}, None, False)
+    out = {}
     for ln in (r.stdout + r.stderr).splitlines():
         m = LINE_RE.match(ln)
-        if not m:
+        if m and 0 <= int(m.group(1)) - first <= len(lines):
+            out.setdefault(int(m.group(1)) - first, []).append((m.group(2), m.group(3)))
+    return out, r.returncode
+
+
+def probe_lines(ptxas, lines, target, sentinel, sentinel_seen, batch=2000, head=HEAD):
+    """ptxas' diagnostics on every statement of ``lines``, written ``batch`` to a module and
+    closed by the ``sentinel`` statement, whose diagnostics must satisfy ``sentinel_seen``
+    (else ptxas cut its errors short: the module is probed again in halves).  A line that
+    stops the parser (a ``fatal``) is the last of its module, the rest is probed anew; a line
+    on which ptxas crashes is found so, alone.  Returns {index: [(severity, message)]}, or
+    {index: return code} for a crash."""
+    result = {}
+    todo = [(lo, min(lo + batch, len(lines))) for lo in range(0, len(lines), batch)]
+    while todo:
+        lo, hi = todo.pop()
+        if lo >= hi:
             continue
-        k = int(m.group(1)) - FIRST_LINE
-        if k == len(names):
-            sentinel = sentinel or bool(UNKNOWN_RE.match(m.group(3)))
+        diags, rc = run_module(ptxas, lines[lo:hi] + [sentinel], target, head)
+        n = hi - lo
+        stop = next((k for k in sorted(diags) if k < n
+                     and any(sev == "fatal" for sev, _ in diags[k])), None)
+        if rc < 0 or (stop is None and not sentinel_seen(diags.get(n, []))):
+            if n == 1:
+                if rc < 0:                         # ptxas crashed (``_jcall;`` segfaults)
+                    result[lo] = rc
+                    continue
+                raise RuntimeError(f"ptxas gave no verdict on {lines[lo]!r} ({target})")
+            todo += [(lo, lo + n // 2), (lo + n // 2, hi)]
             continue
-        if not 0 <= k < len(names):
-            continue
-        if m.group(2) == "fatal":                    # the parser stops here
-            out[k], stop = f"syntax: {m.group(3)}", k
-            break
-        u = UNKNOWN_RE.match(m.group(3))
+        end = n if stop is None else stop + 1
+        for k in range(end):
+            result[lo + k] = diags.get(k, [])
+        todo.append((lo + end, hi))
+    return result
+
+
+def _opcode_verdict(name, diags):
+    if isinstance(diags, int):
+        return f"crash ({diags})"
+    for sev, msg in diags:
+        if sev == "fatal":                           # the parser stops here
+            return f"syntax: {msg}"
+    for sev, msg in diags:
+        u = UNKNOWN_RE.match(msg)
         if u:
-            first = names[k].split(".", 1)[0]
-            out[k] = "unknown" if u.group(1) == first else f"unknown as '{u.group(1)}'"
-    return out, stop, sentinel
+            first = name.split(".", 1)[0]
+            return "unknown" if u.group(1) == first else f"unknown as '{u.group(1)}'"
+    return "known"
+
+
+def _sentinel_unknown(diags):
+    return any(UNKNOWN_RE.match(msg) for _, msg in diags)
 
 
 def probe(ptxas, names, target, batch=2000, operand=""):
@@ -138,22 +172,9 @@ def probe(ptxas, names, target, batch=2000, operand=""):
     for one target, each name written as the statement ``NAME;`` (``NAME %r1;`` with
     ``operand``); the known ones checked again by :func:`refine`."""
     names = list(dict.fromkeys(names))
-    verdicts = {}
-    todo = [names[i:i + batch] for i in range(0, len(names), batch)]
-    while todo:
-        chunk = todo.pop()
-        if not chunk:
-            continue
-        out, stop, sentinel = _run(ptxas, chunk, target, operand)
-        if stop is None and not sentinel:             # cut short or crashed: halve
-            if len(chunk) == 1:
-                raise RuntimeError(f"ptxas gave no verdict on {chunk[0]!r} ({target})")
-            todo += [chunk[:len(chunk) // 2], chunk[len(chunk) // 2:]]
-            continue
-        end = len(chunk) if stop is None else stop + 1
-        for k in range(end):
-            verdicts[chunk[k]] = out.get(k, "known")
-        todo.append(chunk[end:])
+    res = probe_lines(ptxas, [f"{n}{operand};" for n in names], target,
+                      f"{SENTINEL}{operand};", _sentinel_unknown, batch)
+    verdicts = {n: _opcode_verdict(n, res[k]) for k, n in enumerate(names)}
     if not operand:
         verdicts.update(refine(ptxas, [n for n, v in verdicts.items() if v == "known"], target))
     return verdicts
@@ -193,18 +214,23 @@ def _prefixes(name):
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-def string_candidates(ptxas):
-    """The identifier-like tokens of the binary's printable strings, with their dotted
-    prefixes, plus the table's names and the manual's (sorted)."""
-    real = os.path.realpath(ptxas)
-    data = Path(real).read_bytes()
+def binary_strings(ptxas):
+    """The printable strings (runs of 2 or more characters) of the ptxas binary, as bytes;
+    through a wrapper script (``exec /usr/local/cuda-13.0/bin/ptxas "$@"``) to the binary."""
+    data = Path(os.path.realpath(ptxas)).read_bytes()
     if len(data) < 1_000_000:                       # a wrapper script: find the binary it runs
         m = re.search(rb"(/\S+/ptxas)\b", data)
         if m:
             data = Path(m.group(1).decode()).read_bytes()
+    return [run.group(0) for run in re.finditer(rb"[\x20-\x7e]{2,}", data)]
+
+
+def string_candidates(ptxas):
+    """The identifier-like tokens of the binary's printable strings, with their dotted
+    prefixes, plus the table's names and the manual's (sorted)."""
     toks = set()
-    for run in re.finditer(rb"[\x20-\x7e]{2,}", data):
-        for m in TOKEN_RE.finditer(run.group(0)):
+    for run in binary_strings(ptxas):
+        for m in TOKEN_RE.finditer(run):
             t = m.group(0).decode()
             if 2 <= len(t) <= 48 and not t.endswith("."):
                 toks.add(t)
