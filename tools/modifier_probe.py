@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Ask ptxas which dotted tokens it knows as modifiers: the source of src/ptxfp/ptx/modifiers.py.
+
+ptxas reads every ``.TOKEN`` after an instruction name as a modifier and reports one it does
+not know as "Unknown modifier '.TOKEN'" (and goes on: ``bar.x.y 0;`` draws the message twice),
+whatever the instruction; a modifier it knows but the instruction does not take draws other
+messages ("Illegal modifier", "No state space qualifier expected", ...).  What it knows
+depends on the instruction a little: ``.arrive`` is known after ``bar`` only, ``.expect_tx``
+after ``mbarrier.arrive``, ``.ws`` after ``tcgen05.mma``, and ``.cta_group::1`` is a parse
+error after ``bar``.  So every candidate is written after every instruction name of
+src/ptxfp/ptx/opcodes.py (the *hosts*), as the statement ``HOST.CANDIDATE;``.
+
+The candidates:
+
+* ``strings``: every token ``[A-Za-z0-9][A-Za-z0-9_]*`` with its ``::`` parts
+  (``L2::cache_hint``) and their ``::`` prefixes, in the printable strings of the ptxas
+  binary (opcode_probe.binary_strings), read plainly and ROT13-decoded (ptxas keeps most of
+  its PTX keywords so: ``pbyyrpgbe::n::svyy`` is ``collector::a::fill``);
+* ``realworld``: every such token of tests/data/realworld/*.ptx;
+* ``tables``: every such token of ptxfp's spelling tables (src/ptxfp/isa/, src/ptxfp/types.py).
+
+Two passes per host.  *Screen*: GROUP candidates per statement (``HOST.c1.c2...;``): ptxas
+names each unknown one; a statement that stops the parser is split until the candidate that
+stops it is alone (its verdict on that host: ``syntax``).  Candidates that do not start with a
+lowercase letter or a digit (``NaN``, ``L2``, ``F32``) are screened on GENERIC hosts only.
+*Confirm*: every candidate the screen did not call unknown is written alone, ``HOST.C;``:
+*known* when the statement draws no "Unknown modifier" and no "Not a name of any known
+instruction" (``barrier.cluster``: the host and the candidate read as one name), else its
+verdict is that message.  Module batches, the sentinel statement and the restarts after a
+parse error are opcode_probe.probe_lines'.  One target (TARGET): the reading of modifiers is
+the parser's, before any target is looked at.
+
+Outputs ``tests/data/ptxas/modifiers.json``: the ptxas version, the command, the target, the
+hosts, the candidate counts per source and a digest of the sorted candidates (the list is
+large), the ``realworld`` and ``tables`` candidates ptxas knows on no host (``unknown``), and
+``known``: {token: "all" or [hosts where known]}; ``skipped``: the hosts after which even
+an unknown token draws no "Unknown modifier" (``call``), with ptxas' verdict; ``other``: {token: {host: verdict}} for the
+verdicts that are neither known nor unknown; ``names``: opcode_probe's verdicts on the names
+of opcodes.NOT_NAMES continued inside their last token (``barrier.clusterx.arrive``: ptxas
+reads ``barrier.cluster``).  tests/test_modifiers.py compares
+src/ptxfp/ptx/modifiers.py with this file.
+
+Usage:  python tools/modifier_probe.py [--ptxas PATH] [--out FILE] [--hosts N]
+Exits 0 with a message (doing nothing) if ptxas cannot be found.
+"""
+from __future__ import annotations
+
+import argparse
+import codecs
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import opcode_probe as op
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "data" / "ptxas" / "modifiers.json"
+TARGET = "sm_100a"
+SENTINEL = "bar.zzprobe_sentinel;"
+GROUP = 64
+#: the hosts every candidate is screened on (the others take the lowercase ones)
+GENERIC = ("bar", "ld", "cvt", "tcgen05.mma")
+TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9][A-Za-z0-9_]*(?:::[A-Za-z0-9_]+)*")
+LOWER_RE = re.compile(r"[a-z]")
+#: the first host, whose syntax verdicts are probed alone on the others
+FIRST = "bar"
+MODIFIER_RE = re.compile(r"Unknown modifier '\.([^']*)'")
+MAX_LEN = 40
+
+
+def tokens(text):
+    """The candidate tokens of a text: each token with the ``::`` prefixes of its parts."""
+    out = set()
+    for m in TOKEN_RE.finditer(text):
+        parts = m.group(0).split("::")
+        for k in range(1, len(parts) + 1):
+            t = "::".join(parts[:k])
+            if len(t) <= MAX_LEN and all(parts[:k]):
+                out.add(t)
+    return out
+
+
+def candidates(ptxas):
+    """{source: set of tokens} (see the module's docstring)."""
+    strings = set()
+    for run in op.binary_strings(ptxas):
+        for s in (run.decode("ascii"), codecs.encode(run.decode("ascii"), "rot13")):
+            # no token starting with a digit: in the strings they are mostly numbers and
+            # junk that stops the parser (``.9st`` is ``.9`` and ``st``), each a module run
+            strings |= {t for t in tokens(s) if not t[0].isdigit()}
+    realworld = set()
+    for p in sorted((ROOT / "tests" / "data" / "realworld").glob("*.ptx")):
+        realworld |= tokens(p.read_text())
+    tables = set()
+    src = ROOT / "src" / "ptxfp"
+    for p in sorted((src / "isa").glob("*.py")) + [src / "types.py"]:
+        tables |= tokens(p.read_text())
+    return {"strings": strings, "realworld": realworld, "tables": tables}
+
+
+def digest(names):
+    return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+
+
+def _sentinel_seen(diags):
+    return any(MODIFIER_RE.match(m) for _, m in diags)
+
+
+def screen(ptxas, host, cands, target=TARGET):
+    """{candidate: 'unknown' | 'syntax: MESSAGE' | 'maybe'} for the candidates written
+    GROUP to a statement after ``host``."""
+    out = {}
+    groups = [cands[i:i + GROUP] for i in range(0, len(cands), GROUP)]
+    while groups:
+        res = op.probe_lines(ptxas, [host + "".join("." + c for c in g) + ";" for g in groups],
+                             target, SENTINEL, _sentinel_seen, batch=500)
+        again = []
+        for k, g in enumerate(groups):
+            diags = res[k]
+            fatal = [m for sev, m in diags if sev == "fatal"] if not isinstance(diags, int) \
+                else [f"crash ({diags})"]
+            if fatal:
+                if len(g) == 1:
+                    out[g[0]] = f"syntax: {fatal[0]}"
+                else:
+                    again += [g[:len(g) // 2], g[len(g) // 2:]]
+                continue
+            named = {u.group(1) for _, m in diags for u in [MODIFIER_RE.match(m)] if u}
+            for c in g:
+                out[c] = "unknown" if c in named else "maybe"
+        groups = again
+    return out
+
+
+def verdict(cand, diags):
+    """The verdict on ``HOST.CANDIDATE;`` alone."""
+    if isinstance(diags, int):
+        return f"crash ({diags})"
+    for sev, m in diags:
+        if sev == "fatal":
+            return f"syntax: {m}"
+    for _, m in diags:
+        u = MODIFIER_RE.match(m)
+        if u:
+            return "unknown" if u.group(1) == cand else f"unknown as '.{u.group(1)}'"
+        if op.UNKNOWN_RE.match(m):
+            return f"name: {m}"
+    return "known"
+
+
+def confirm(ptxas, host, cands, target=TARGET):
+    """{candidate: verdict} for ``HOST.CANDIDATE;`` one per statement."""
+    res = op.probe_lines(ptxas, [f"{host}.{c};" for c in cands], target, SENTINEL,
+                         _sentinel_seen)
+    return {c: verdict(c, res[k]) for k, c in enumerate(cands)}
+
+
+def probe_host(ptxas, host, cands, alone=(), target=TARGET):
+    """{candidate: verdict} on one host: the screen's, then the confirmation's; the
+    candidates ``alone`` (those that stop the parser on the first host: a screen would split
+    its statements down to them) are written alone at once."""
+    v = screen(ptxas, host, cands, target)
+    v.update(confirm(ptxas, host, [c for c, x in v.items() if x == "maybe"] + list(alone),
+                     target))
+    return v
+
+
+def names(ptxas, target=TARGET):
+    """ptxas' verdicts (opcode_probe.probe) on each name of opcodes.NOT_NAMES continued
+    inside its last token (``barrier.clusterx.arrive``, ``elect.one_y``): the name it reads
+    is the longest whose characters the statement starts with."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from ptxfp.ptx import opcodes
+    stmts = [n + tail for n in opcodes.NOT_NAMES for tail in ("x", "x.arrive", "_y.sync")]
+    return op.probe(ptxas, stmts, target)
+
+
+def hosts():
+    sys.path.insert(0, str(ROOT / "src"))
+    from ptxfp.ptx import opcodes
+    return list(opcodes.OPCODES)
+
+
+MODULE = ROOT / "src" / "ptxfp" / "ptx" / "modifiers.py"
+
+MODULE_HEAD = '''"""PTX's modifier vocabulary: every dotted token ptxas {version} reads as a modifier, as data.
+
+Source: a probe of ptxas {version} (tools/modifier_probe.py, recorded in
+tests/data/ptxas/modifiers.json; this file is written from that record by
+``python tools/modifier_probe.py --emit``).  The probe wrote {count} candidate tokens (the
+identifier-like strings of the ptxas binary, plain and ROT13-decoded, every token of
+tests/data/realworld/*.ptx and of ptxfp's spelling tables) after each of the {hosts}
+instruction names of opcodes.py (:data:`HOSTS`; after the others nothing is checked), as
+``NAME.TOKEN;``, and kept the tokens for which ptxas did
+not say "Unknown modifier '.TOKEN'".  Most are known after every name (:data:`EVERYWHERE`);
+some only after some names (:data:`ONLY_AFTER`: ``.arrive`` after ``bar``, ``.expect_tx``
+after ``mbarrier.arrive``).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
+were written after a few names only ({generic}) and count as known after every name when
+known after one of those; tokens starting with a digit (``16x64b``, ``2d``) only where the
+real-world modules or the tables have them, so they are not checked.
+
+:func:`unknown_modifiers` lists the tokens of an instruction spelling, after its name, that
+ptxas calls unknown.
+"""
+
+from __future__ import annotations
+
+__all__ = ["EVERYWHERE", "ONLY_AFTER", "HOSTS", "SOURCE", "known_modifier",
+           "unknown_modifiers"]
+
+SOURCE = "a probe of ptxas {version} (tools/modifier_probe.py, tests/data/ptxas/modifiers.json)"
+
+'''
+
+MODULE_TAIL = '''
+
+def known_modifier(name: str, token: str) -> bool:
+    """Whether ptxas reads ``.token`` after the instruction name ``name`` (a name of
+    opcodes.OPCODES) as a modifier it knows; True where the probe cannot say: after a name it
+    did not write tokens after (not in :data:`HOSTS`), and for a token starting with a digit
+    (the probe wrote only those of the real-world modules and the tables: ``.16x64b``)."""
+    if name not in HOSTS or token[:1].isdigit():
+        return True
+    return token in EVERYWHERE or name in ONLY_AFTER.get(token, ())
+
+
+def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
+    """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
+    (opcodes.known_opcode's) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
+    ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``)."""
+    parts = spelling.split(".")
+    pos = sum(len(p) + 1 for p in parts[:name.count(".") + 1]) - 1
+    out = []
+    for tok in parts[name.count(".") + 1:]:
+        if not known_modifier(name, tok):
+            out.append((pos, tok))
+        pos += len(tok) + 1
+    return out
+'''
+
+
+def _wrap(words, indent=""):
+    lines, line = [], indent
+    for w in words:
+        if len(line) + len(w) + 1 > 96:
+            lines.append(line.rstrip())
+            line = indent
+        line += w + " "
+    lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def emit(doc, path=MODULE):
+    """Write src/ptxfp/ptx/modifiers.py from a probe record."""
+    every = sorted(c for c, h in doc["known"].items()
+                   if h == "all" or not LOWER_RE.match(c))
+    only = {c: h for c, h in sorted(doc["known"].items())
+            if h != "all" and LOWER_RE.match(c)}
+    text = MODULE_HEAD.format(version=doc["ptxas"], count=doc["candidates"]["count"],
+                              hosts=len(doc["hosts"]), generic=", ".join(doc["generic"]))
+    text += ("#: tokens ptxas knows as modifiers after every instruction name\n"
+             "EVERYWHERE = frozenset(\"\"\"\n" + _wrap(every) + "\n\"\"\".split())\n\n")
+    text += "#: tokens ptxas knows as modifiers after these instruction names only\nONLY_AFTER = {\n"
+    for c, h in only.items():
+        text += f"    {c!r}: frozenset({_wrap(h)!r}.split()),\n" if len(h) < 12 else \
+            f"    {c!r}: frozenset(\"\"\"\n{_wrap(h, '        ')}\n\"\"\".split()),\n"
+    text += "}\n\n#: the instruction names the probe wrote tokens after\n"
+    text += "HOSTS = frozenset(\"\"\"\n" + _wrap(doc["hosts"]) + "\n\"\"\".split())\n"
+    text += MODULE_TAIL
+    Path(path).write_text(text)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ptxas")
+    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--hosts", type=int, default=0, help="probe only the first N hosts")
+    ap.add_argument("--emit", action="store_true",
+                    help="write src/ptxfp/ptx/modifiers.py from the file at --out")
+    ap.add_argument("--names", action="store_true",
+                    help="probe only the names (NOT_NAMES continued), into the file at --out")
+    args = ap.parse_args(argv)
+    if args.emit:
+        emit(json.loads(Path(args.out).read_text()))
+        return 0
+    ptxas = op.ptxas_path(args.ptxas)
+    if ptxas is None:
+        print("ptxas not found: nothing probed")
+        return 0
+    if args.names:
+        doc = json.loads(Path(args.out).read_text())
+        doc["names"] = names(ptxas)
+        Path(args.out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+        return 0
+    src = candidates(ptxas)
+    every = sorted(set().union(*src.values()))
+    lower = [c for c in every if LOWER_RE.match(c)]
+    hs = hosts()[:args.hosts] if args.hosts else hosts()
+    used = sorted({op_name for p in (ROOT / "tests" / "data" / "realworld").glob("*.ptx")
+                   for op_name in _names_used(p.read_text())})
+    order = [FIRST, *GENERIC, *used]
+    hs = [h for h in dict.fromkeys(order) if h in hs] + [h for h in hs if h not in order]
+    # a host after which an unknown token is no "Unknown modifier" cannot be probed so
+    # (``call.x;`` is a parse error, as ``call;`` is): left out, with ptxas' verdict
+    skipped = {h: v for h in hs for v in [confirm(ptxas, h, ["zzprobe_token"])["zzprobe_token"]]
+               if v != "unknown"}
+    hs = [h for h in hs if h not in skipped]
+    known, other, alone = {}, {}, set()
+    for n, host in enumerate(hs):
+        pool = every if host in GENERIC else lower
+        v = probe_host(ptxas, host, [c for c in pool if c not in alone],
+                       [c for c in pool if c in alone] if host in GENERIC else [])
+        if not alone:
+            alone = {c for c, x in v.items() if x.startswith("syntax")}
+        for c, x in v.items():
+            if x == "known":
+                known.setdefault(c, []).append(host)
+            elif x != "unknown":
+                other.setdefault(c, {})[host] = x
+        print(f"{n + 1}/{len(hs)} {host}: {sum(x == 'known' for x in v.values())} known",
+              file=sys.stderr)
+        write(args.out, ptxas, src, every, lower, hs[:n + 1], known, other, skipped)
+    print(f"{len(every)} candidates, {len(known)} known on some host", file=sys.stderr)
+    return 0
+
+
+def _names_used(text):
+    sys.path.insert(0, str(ROOT / "src"))
+    from ptxfp.ptx import opcodes
+    from ptxfp.ptx.reader import read
+    return {opcodes.known_opcode(s.opcode_spelling) for s in read(text).statements} - {None}
+
+
+def write(out, ptxas, src, every, lower, hs, known, other, skipped):
+    """The record of the hosts probed so far (written after each: the probe is long)."""
+    everywhere = [c for c, h in known.items()
+                  if len(h) == len(hs) or not LOWER_RE.match(c)
+                  and set(h) == set(GENERIC) & set(hs)]
+    doc = {
+        "ptxas": op.ptxas_version(ptxas),
+        "command": f"ptxas -arch {TARGET} m.ptx -o /dev/null (statements HOST.CANDIDATE;)",
+        "target": TARGET, "group": GROUP, "hosts": hs, "generic": list(GENERIC),
+        "skipped": skipped,
+        "candidates": {"count": len(every), "lower": len(lower), "sha256": digest(every),
+                       "sources": {k: len(s) for k, s in src.items()}},
+        "unknown": {k: sorted(c for c in src[k] if c not in known) for k in ("realworld",
+                                                                          "tables")},
+        "known": {c: "all" if c in everywhere else sorted(h) for c, h in sorted(known.items())},
+        "other": {c: other[c] for c in sorted(other)},
+        "names": names(ptxas) if len(hs) == 1 else json.loads(Path(out).read_text())["names"],
+    }
+    Path(out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
