@@ -16,9 +16,11 @@ common qualifier appended.  On all of them the table agrees with ptxas: a name p
 known here, one it calls unknown is unknown here, under the name ptxas gives
 (tests/test_realworld.py checks the recorded verdicts, and repeats the probe where ptxas is
 installed).  ptxas reads a few dotted names whole and calls them unknown though a shorter name
-is known (``barrier.cluster``, ``elect.one``): :data:`NOT_NAMES`.  Not modeled: ptxas reads a
-name as the longest one its characters start with, the rest as an operand (``mul24.load`` is
-``mul24.lo`` and ``ad``, a parse error with operands; here an unknown name).
+is known (``barrier.cluster``, ``elect.one``): :data:`NOT_NAMES`, and it reads a name as the
+longest one its characters start with, the rest as an operand: ``barrier.clusterx.arrive``
+is "Not a name of any known instruction: 'barrier.cluster'", as here.  Not modeled where the
+longer name is a known one (``mul24.load`` is ``mul24.lo`` and ``ad``, a parse error with
+operands, whose message depends on the operands; here an unknown name).
 
 :func:`known_opcode` decides whether an instruction spelling starts with one of these names
 (token by token, a ``::`` sub-qualifier belonging to its token: ``tcgen05.wait::ld`` is
@@ -126,24 +128,36 @@ def _tokens(spelling):
     return [t.split("::", 1)[0] for t in spelling.split(".")]
 
 
+def _hidden(spelling):
+    """The longest name of NOT_NAMES whose characters the spelling starts with, or None:
+    ptxas reads the characters of a dotted name whole, wherever its last token ends
+    (``barrier.clusterx.arrive`` is ``barrier.cluster`` and an operand ``x.arrive``;
+    tests/data/ptxas/modifiers.json, ``names``)."""
+    best = None
+    for name in _NOT_BY_FIRST.get(spelling.split(".", 1)[0], ()):
+        text = ".".join(name)
+        if spelling.startswith(text) and (best is None or len(text) > len(best)):
+            best = text
+    return best
+
+
 @lru_cache(maxsize=4096)
 def known_opcode(spelling):
     """The table name an instruction spelling starts with (``'tcgen05.alloc'`` for
     ``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32``), or None when PTX has no such
     instruction (``fmaa.rn.f16``, ``ADD.F16``: names are case-sensitive)."""
-    toks = _tokens(spelling)
-    best = _longest(_BY_FIRST, toks)
-    hidden = _longest(_NOT_BY_FIRST, toks)
-    if best is None or (hidden is not None and len(hidden) > len(best)):
+    best = _longest(_BY_FIRST, _tokens(spelling))
+    hidden = _hidden(spelling)
+    if best is None or (hidden is not None and len(hidden) > len(".".join(best))):
         return None                               # barrier.cluster: ptxas reads it whole
     return ".".join(best)
 
 
 def unknown_name(spelling):
     """The name ptxas puts in "Not a name of any known instruction: '...'": the first token,
-    or the longest name of NOT_NAMES the spelling starts with (``barrier.cluster``)."""
-    hidden = _longest(_NOT_BY_FIRST, _tokens(spelling))
-    return ".".join(hidden) if hidden else spelling.split(".", 1)[0]
+    or the longest name of NOT_NAMES the spelling starts with (``barrier.cluster``, also
+    for ``barrier.cluster_arrive``)."""
+    return _hidden(spelling) or spelling.split(".", 1)[0]
 
 
 def suggest(spelling):
