@@ -30,6 +30,10 @@ verdict is that message.  Module batches, the sentinel statement and the restart
 parse error are opcode_probe.probe_lines'.  One target (TARGET): the reading of modifiers is
 the parser's, before any target is looked at.
 
+Last, :func:`refine` checks each token known after some hosts only again, followed by another
+token (a token read into a longer name, ``mul.lofoo`` as ``mul.lo`` and ``foo``, draws no
+"Unknown modifier" either).
+
 Outputs ``tests/data/ptxas/modifiers.json``: the ptxas version, the command, the target, the
 hosts, the candidate counts per source and a digest of the sorted candidates (the list is
 large), the ``realworld`` and ``tables`` candidates ptxas knows on no host (``unknown``), and
@@ -37,7 +41,8 @@ large), the ``realworld`` and ``tables`` candidates ptxas knows on no host (``un
 an unknown token draws no "Unknown modifier" (``call``), with ptxas' verdict; ``other``: {token: {host: verdict}} for the
 verdicts that are neither known nor unknown; ``names``: opcode_probe's verdicts on the names
 of opcodes.NOT_NAMES continued inside their last token (``barrier.clusterx.arrive``: ptxas
-reads ``barrier.cluster``).  tests/test_modifiers.py compares
+reads ``barrier.cluster``); ``longer_names``: the dotted names ptxas reads whole beyond the
+table's (``bar.arrive``, see :func:`longer_names`).  tests/test_modifiers.py compares
 src/ptxfp/ptx/modifiers.py with this file.
 
 Usage:  python tools/modifier_probe.py [--ptxas PATH] [--out FILE] [--hosts N]
@@ -177,6 +182,48 @@ def names(ptxas, target=TARGET):
     return op.probe(ptxas, stmts, target)
 
 
+def longer_names(ptxas, target=TARGET):
+    """{dotted name: verdict} for the dotted strings of the opcode probe that ptxas knows
+    (tests/data/ptxas/opcodes.json) and that are longer than their table name: ``name`` where
+    the statement ``NAME;`` draws no "Unknown modifier" (``bar.arrive``,
+    ``mbarrier.arrive.expect_tx``: ptxas reads these whole, as names; ``.arrive`` after
+    ``bar.x`` is an unknown modifier), else ptxas' message (``bar.arri``)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from ptxfp.ptx import opcodes
+    rec = json.loads((ROOT / "tests" / "data" / "ptxas" / "opcodes.json").read_text())
+    cands = sorted(n for n, v in rec["strings"]["verdicts"].items()
+                   if v == "known" and "." in n and opcodes.known_opcode(n) not in (None, n))
+    res = op.probe_lines(ptxas, [f"{n};" for n in cands], target, SENTINEL, _sentinel_seen)
+    out = {}
+    for k, n in enumerate(cands):
+        bad = [m for sev, m in res[k] if sev == "fatal" or MODIFIER_RE.match(m)] \
+            if not isinstance(res[k], int) else [f"crash ({res[k]})"]
+        out[n] = bad[0] if bad else "name"
+    return out
+
+
+def refine(ptxas, doc, target=TARGET):
+    """Check again each (token, host) the record knows after some hosts only: ptxas reads a
+    name as the longest one its characters start with, so ``mul.lofoo;`` is ``mul.lo`` and
+    an operand ``foo`` and draws no "Unknown modifier" (nor does ``cvta.toX``).  A modifier
+    ends where the next ``.`` starts one, so ``HOST.TOKEN.zzprobe_token;`` must draw "Unknown
+    modifier '.zzprobe_token'" and none for the token; a pair that does not (``Unknown field
+    '.zzprobe_token'``) moves from ``known`` to ``other`` as ``prefix: MESSAGE``."""
+    pairs = [(t, h) for t, hs in doc["known"].items() if hs != "all" for h in hs]
+    res = op.probe_lines(ptxas, [f"{h}.{t}.zzprobe_token;" for t, h in pairs], target,
+                         SENTINEL, _sentinel_seen)
+    for k, (t, h) in enumerate(pairs):
+        diags = res[k] if not isinstance(res[k], int) else [("fatal", f"crash ({res[k]})")]
+        named = [u.group(1) for _, m in diags for u in [MODIFIER_RE.match(m)] if u]
+        if named != ["zzprobe_token"]:
+            doc["known"][t].remove(h)
+            doc["other"].setdefault(t, {})[h] = "prefix: " + "; ".join(m for _, m in diags)
+    doc["known"] = {t: hs for t, hs in doc["known"].items() if hs}
+    doc["other"] = {t: doc["other"][t] for t in sorted(doc["other"])}
+    doc["refined"] = len(pairs)
+    return doc
+
+
 def hosts():
     sys.path.insert(0, str(ROOT / "src"))
     from ptxfp.ptx import opcodes
@@ -207,7 +254,7 @@ ptxas calls unknown.
 
 from __future__ import annotations
 
-__all__ = ["EVERYWHERE", "ONLY_AFTER", "HOSTS", "SOURCE", "known_modifier",
+__all__ = ["EVERYWHERE", "ONLY_AFTER", "HOSTS", "LONGER_NAMES", "SOURCE", "known_modifier",
            "unknown_modifiers"]
 
 SOURCE = "a probe of ptxas {version} (tools/modifier_probe.py, tests/data/ptxas/modifiers.json)"
@@ -229,11 +276,14 @@ def known_modifier(name: str, token: str) -> bool:
 def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
     """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
     (opcodes.known_opcode's) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
-    ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``)."""
+    ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``), nor those
+    of a longer name ptxas reads whole (``bar.arrive``, ``mbarrier.arrive.expect_tx``)."""
     parts = spelling.split(".")
-    pos = sum(len(p) + 1 for p in parts[:name.count(".") + 1]) - 1
+    skip = max([name.count(".") + 1] + [n.count(".") + 1 for n in LONGER_NAMES
+                                        if parts[:n.count(".") + 1] == n.split(".")])
+    pos = sum(len(p) + 1 for p in parts[:skip]) - 1
     out = []
-    for tok in parts[name.count(".") + 1:]:
+    for tok in parts[skip:]:
         if not known_modifier(name, tok):
             out.append((pos, tok))
         pos += len(tok) + 1
@@ -254,10 +304,13 @@ def _wrap(words, indent=""):
 
 def emit(doc, path=MODULE):
     """Write src/ptxfp/ptx/modifiers.py from a probe record."""
-    every = sorted(c for c, h in doc["known"].items()
-                   if h == "all" or not LOWER_RE.match(c))
-    only = {c: h for c, h in sorted(doc["known"].items())
-            if h != "all" and LOWER_RE.match(c)}
+    # written after GENERIC hosts only: those not starting with a lowercase letter, and those
+    # that stop the parser after the first host (``cta_group::1`` after ``bar``)
+    alone = {c for c, o in doc["other"].items() if o.get(FIRST, "").startswith("syntax")}
+    wide = {c for c in doc["known"] if not LOWER_RE.match(c) or c in alone}
+    every = sorted(c for c, h in doc["known"].items() if h == "all" or c in wide)
+    only = {c: h for c, h in sorted(doc["known"].items()) if h != "all" and c not in wide}
+    longer = sorted(n for n, v in doc["longer_names"].items() if v == "name")
     text = MODULE_HEAD.format(version=doc["ptxas"], count=doc["candidates"]["count"],
                               hosts=len(doc["hosts"]), generic=", ".join(doc["generic"]))
     text += ("#: tokens ptxas knows as modifiers after every instruction name\n"
@@ -266,7 +319,9 @@ def emit(doc, path=MODULE):
     for c, h in only.items():
         text += f"    {c!r}: frozenset({_wrap(h)!r}.split()),\n" if len(h) < 12 else \
             f"    {c!r}: frozenset(\"\"\"\n{_wrap(h, '        ')}\n\"\"\".split()),\n"
-    text += "}\n\n#: the instruction names the probe wrote tokens after\n"
+    text += "}\n\n#: dotted names ptxas reads whole beyond opcodes.py's (their tokens are no modifiers)\n"
+    text += "LONGER_NAMES = tuple(\"\"\"\n" + _wrap(longer) + "\n\"\"\".split())\n"
+    text += "\n#: the instruction names the probe wrote tokens after\n"
     text += "HOSTS = frozenset(\"\"\"\n" + _wrap(doc["hosts"]) + "\n\"\"\".split())\n"
     text += MODULE_TAIL
     Path(path).write_text(text)
@@ -279,8 +334,10 @@ def main(argv=None):
     ap.add_argument("--hosts", type=int, default=0, help="probe only the first N hosts")
     ap.add_argument("--emit", action="store_true",
                     help="write src/ptxfp/ptx/modifiers.py from the file at --out")
+    ap.add_argument("--refine", action="store_true",
+                    help="only the refinement (see refine) of the record at --out")
     ap.add_argument("--names", action="store_true",
-                    help="probe only the names (NOT_NAMES continued), into the file at --out")
+                    help="probe only the names (NOT_NAMES continued, longer names), into --out")
     args = ap.parse_args(argv)
     if args.emit:
         emit(json.loads(Path(args.out).read_text()))
@@ -292,6 +349,11 @@ def main(argv=None):
     if args.names:
         doc = json.loads(Path(args.out).read_text())
         doc["names"] = names(ptxas)
+        doc["longer_names"] = longer_names(ptxas)
+        Path(args.out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+        return 0
+    if args.refine:
+        doc = refine(ptxas, json.loads(Path(args.out).read_text()))
         Path(args.out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
         return 0
     src = candidates(ptxas)
@@ -322,7 +384,9 @@ def main(argv=None):
         print(f"{n + 1}/{len(hs)} {host}: {sum(x == 'known' for x in v.values())} known",
               file=sys.stderr)
         write(args.out, ptxas, src, every, lower, hs[:n + 1], known, other, skipped)
-    print(f"{len(every)} candidates, {len(known)} known on some host", file=sys.stderr)
+    doc = refine(ptxas, json.loads(Path(args.out).read_text()))
+    Path(args.out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
+    print(f"{len(every)} candidates, {len(doc['known'])} known on some host", file=sys.stderr)
     return 0
 
 
@@ -349,8 +413,12 @@ def write(out, ptxas, src, every, lower, hs, known, other, skipped):
                                                                           "tables")},
         "known": {c: "all" if c in everywhere else sorted(h) for c, h in sorted(known.items())},
         "other": {c: other[c] for c in sorted(other)},
-        "names": names(ptxas) if len(hs) == 1 else json.loads(Path(out).read_text())["names"],
     }
+    if len(hs) == 1:
+        doc["names"], doc["longer_names"] = names(ptxas), longer_names(ptxas)
+    else:
+        prev = json.loads(Path(out).read_text())
+        doc["names"], doc["longer_names"] = prev["names"], prev.get("longer_names", {})
     Path(out).write_text(json.dumps(doc, indent=0, sort_keys=True) + "\n")
 
 

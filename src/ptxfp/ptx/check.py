@@ -16,8 +16,10 @@ every instruction in ptxfp's model, decides what ptxas decides:
 
 Messages carry ptxas' own text (``Diagnostic.ptxas``), with ptxfp's explanation appended
 where ptxas' text alone would not say enough.  Every other instruction (ld, st, mov, other
-cvt forms, ...) gets one 'info' diagnostic and is counted; it is never an error, unless PTX has
-no instruction of that name at all (``fmaa``, ``ADD``: the opcode vocabulary of opcodes.py).
+cvt forms, ...) gets one 'info' diagnostic and is counted; it is an error only when PTX has
+no instruction of that name at all (``fmaa``, ``ADD``: the opcode vocabulary of opcodes.py) or
+a token after the name is no modifier ptxas knows after that name (``bar.syncx``: "Unknown
+modifier '.syncx'", the modifier vocabulary of modifiers.py).
 
 All tables were measured with ptxas 13.0 (tools/ptxas_probe.py, tests/data/ptxas).
 """
@@ -36,6 +38,7 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..limits import guarded, paused_gc
 from ..spelling import parse
+from .modifiers import unknown_modifiers
 from .opcodes import known_opcode, suggest, unknown_name
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
@@ -67,7 +70,7 @@ RULES = {
     "missing-version": "a module without .version",
     "missing-target": "a module without .target",
     "spelling-only": "no .version/.target to check requirements against",
-    "unmodeled": "an instruction outside ptxfp's model (not checked)",
+    "unmodeled": "an instruction outside ptxfp's model (only its name and modifiers checked)",
     "unknown-instruction": "an opcode that is no PTX instruction ('Not a name of any known "
                            "instruction')",
     "summary": "how many instructions are modeled and how many not",
@@ -681,9 +684,14 @@ class _Checker:
                          "unknown-instruction", msg)
                 name = bad
             else:
+                # ptxas reads every token after the name as a modifier, whatever the
+                # instruction, and names one it does not know (modifiers.py)
+                for off, tok in unknown_modifiers(ins.opcode_spelling, name):
+                    msg = f"Unknown modifier '.{tok}'"
+                    self.add("error", ins.line, ins.col + off, msg, "unknown-modifier", msg)
                 self.add("info", ins.line, ins.col,
-                         f"'{ins.opcode_spelling}' is not modeled by ptxfp (not checked)",
-                         "unmodeled")
+                         f"'{ins.opcode_spelling}' is not modeled by ptxfp (only its name and "
+                         "modifiers are checked)", "unmodeled")
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             return
         self.modeled += 1
