@@ -5,9 +5,10 @@ ptxas reads every ``.TOKEN`` after an instruction name as a modifier and reports
 not know as "Unknown modifier '.TOKEN'" (and goes on: ``bar.x.y 0;`` draws the message twice),
 whatever the instruction; a modifier it knows but the instruction does not take draws other
 messages ("Illegal modifier", "No state space qualifier expected", ...).  What it knows
-depends on the instruction a little: ``.arrive`` is known after ``bar`` only, ``.expect_tx``
-after ``mbarrier.arrive``, ``.ws`` after ``tcgen05.mma``, and ``.cta_group::1`` is a parse
-error after ``bar``.  So every candidate is written after every instruction name of
+depends on the instruction a little (``.mbarrier`` is unknown after ``membar``,
+``.cta_group::1`` is a parse error after ``bar``), and some tokens are read into a longer name
+(``bar.arrive``, ``mbarrier.arrive.expect_tx``, ``tcgen05.mma.ws``; ``.arrive`` after
+``bar.x`` is an unknown modifier).  So every candidate is written after every instruction name of
 src/ptxfp/ptx/opcodes.py (the *hosts*), as the statement ``HOST.CANDIDATE;``.
 
 The candidates:
@@ -242,8 +243,9 @@ tests/data/realworld/*.ptx and of ptxfp's spelling tables) after each of the {ho
 instruction names of opcodes.py (:data:`HOSTS`; after the others nothing is checked), as
 ``NAME.TOKEN;``, and kept the tokens for which ptxas did
 not say "Unknown modifier '.TOKEN'".  Most are known after every name (:data:`EVERYWHERE`);
-some only after some names (:data:`ONLY_AFTER`: ``.arrive`` after ``bar``, ``.expect_tx``
-after ``mbarrier.arrive``).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
+a few not after some names (:data:`ONLY_AFTER`: ``.mbarrier`` and ``.cc`` not after
+``membar`` or ``ret``).  ``.arrive`` after ``bar`` and ``.expect_tx`` after ``mbarrier.arrive``
+are no modifiers but longer names ptxas reads whole (:data:`LONGER_NAMES`).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
 were written after a few names only ({generic}) and count as known after every name when
 known after one of those; tokens starting with a digit (``16x64b``, ``2d``) only where the
 real-world modules or the tables have them, so they are not checked.

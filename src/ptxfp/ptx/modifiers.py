@@ -8,8 +8,9 @@ tests/data/realworld/*.ptx and of ptxfp's spelling tables) after each of the 199
 instruction names of opcodes.py (:data:`HOSTS`; after the others nothing is checked), as
 ``NAME.TOKEN;``, and kept the tokens for which ptxas did
 not say "Unknown modifier '.TOKEN'".  Most are known after every name (:data:`EVERYWHERE`);
-some only after some names (:data:`ONLY_AFTER`: ``.arrive`` after ``bar``, ``.expect_tx``
-after ``mbarrier.arrive``).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
+a few not after some names (:data:`ONLY_AFTER`: ``.mbarrier`` and ``.cc`` not after
+``membar`` or ``ret``).  ``.arrive`` after ``bar`` and ``.expect_tx`` after ``mbarrier.arrive``
+are no modifiers but longer names ptxas reads whole (:data:`LONGER_NAMES`).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
 were written after a few names only (bar, ld, cvt, tcgen05.mma) and count as known after every name when
 known after one of those; tokens starting with a digit (``16x64b``, ``2d``) only where the
 real-world modules or the tables have them, so they are not checked.
