@@ -52,7 +52,7 @@ from .operands import (Operand, broadcast, check_count, check_out, check_typed_o
 from .rounding import MODES, RN, TINY_AFTER, round_pack
 from .spelling import Instruction, parse
 
-__all__ = ["convert", "parse_cvt", "canonical_spellings", "canonical_spelling", "forms"]
+__all__ = ["convert", "core", "parse_cvt", "canonical_spellings", "canonical_spelling", "forms"]
 
 
 def parse_cvt(spelling: str) -> Instruction:
@@ -131,7 +131,17 @@ def _make_kernels() -> dict[str, Any]:
 _compiled: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
+#: (kind, each array's dtype, ndim and flags) -> its kernel: numba.typeof costs several
+#: microseconds an array, more than converting one element
+_by_layout: dict[tuple[Any, ...], Any] = {}
+
+
 def _kernel(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any]) -> Any:
+    fast = (kind, a.dtype, a.ndim, a.flags.num, b.dtype, b.ndim, b.flags.num, out.dtype,
+            out.ndim, out.flags.num)
+    k = _by_layout.get(fast)
+    if k is not None:
+        return k
     import numba
     types = tuple(str(numba.typeof(x)) for x in (a, b, out))  # type: ignore[no-untyped-call]
     key = (kind, types)
@@ -139,6 +149,8 @@ def _kernel(kind: str, a: NDArray[Any], b: NDArray[Any], out: NDArray[Any]) -> A
     if k is None:
         fn = _make_kernels()[kind]                          # a fresh closure per signature
         k = _compiled[key] = jit_cached(fn, ("cvt-" + kind, types), nogil=True)
+    if len(_by_layout) < 4096:
+        _by_layout[fast] = k
     return k
 
 
@@ -200,21 +212,47 @@ def convert(spelling: str | Instruction, *operands: Operand,
         a, b = unalias([a, b], out)
     else:
         out = np.empty(a.size, dtype)
-    pol = policy.current()
     if a.size:
-        if ins.narrowing:
-            f = lane_of(ins.dtype)
-            args: tuple[Any, ...] = (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
-                    MODES[ins.rounding or "rn"], ins.ftz, ins.sat, ins.relu, ins.satfinite,
-                    pol.sat_minus_zero_to_plus, pol.relu_minus_zero_to_plus,
-                    pol.canonical_nan(ins.dtype))
-            _run("narrow", a, b, out, args)
-        else:
-            f = lane_of(ins.atype)
-            # .ftz touches only f32 subnormal results: bf16 subnormals; every f16 is an f32
-            # normal (or zero), so cvt.ftz.f32.f16 equals cvt.f32.f16.
-            args = (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
-                    pol.sat_minus_zero_to_plus,
-                    policy.WIDEN_NAN.index(pol.widen_nan), pol.canonical_nan_f32)
-            _run("widen", a, b, out, args)
+        kind, args = _kernel_args(ins, policy.current())
+        _run(kind, a, b, out, args)
     return deliver(out, shape, given, scalar, ins.dtype if typed else None)
+
+
+def _kernel_args(ins: Instruction, pol: policy.Policy) -> tuple[str, tuple[Any, ...]]:
+    """The kernel ('narrow' or 'widen') of a cvt form and its constant arguments."""
+    if ins.narrowing:
+        f = lane_of(ins.dtype)
+        return "narrow", (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
+                          MODES[ins.rounding or "rn"], ins.ftz, ins.sat, ins.relu,
+                          ins.satfinite, pol.sat_minus_zero_to_plus,
+                          pol.relu_minus_zero_to_plus, pol.canonical_nan(ins.dtype))
+    f = lane_of(ins.atype)
+    # .ftz touches only f32 subnormal results: bf16 subnormals; every f16 is an f32
+    # normal (or zero), so cvt.ftz.f32.f16 equals cvt.f32.f16.
+    return "widen", (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
+                     pol.sat_minus_zero_to_plus, policy.WIDEN_NAN.index(pol.widen_nan),
+                     pol.canonical_nan_f32)
+
+
+def core(ins: Instruction) -> Any:
+    """``fn(ops, n) -> bits``: the cvt form ``ins`` on operands that are checked already
+    (1-D, C-contiguous, of the dtypes of the operands' widths, ``n`` elements, in PTX order),
+    without convert's operand checks (the interpreter's path); None for the forms of
+    smallfloat.py."""
+    if smallfloat.handles(ins):
+        return None
+    dtype = np.dtype(np.uint16 if ins.result_width == 16 else np.uint32)
+    memo: list[Any] = [None]                 # (policy, kind, args) of the last call
+
+    def run(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
+        a = ops[0]
+        b = ops[1] if len(ops) > 1 else a
+        out = np.empty(n, dtype)
+        if n:
+            pol = policy.current()
+            last = memo[0]
+            if last is None or last[0] is not pol:
+                last = memo[0] = (pol, *_kernel_args(ins, pol))
+            _run(last[1], a, b, out, last[2])
+        return out
+    return run

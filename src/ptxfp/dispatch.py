@@ -10,16 +10,22 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .cvt import convert
-from .execute import execute
-from .minmax import compute as minmax
+from .cvt import convert, core as _cvt_core
+from .execute import execute, core as _arith_core
+from .minmax import compute as minmax, core as _minmax_core
 from .operands import Operand
 from .spelling import Instruction, parse
 
-__all__ = ["compute", "ENTRY"]
+__all__ = ["compute", "ENTRY", "CORE"]
 
 #: family -> the function that computes its rows
 ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minmax": minmax}
+
+#: family -> ``core(ins)``: the entry point's computation without its operand checks, as
+#: ``fn(ops, n) -> bits`` on checked 1-D operands (or None where the family has none for the
+#: form); the interpreter, which has checked its registers already, calls it per instruction
+CORE: dict[str, Callable[[Instruction], Any]] = {"arith": _arith_core, "cvt": _cvt_core,
+                                                 "minmax": _minmax_core}
 
 
 def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) -> Any:

@@ -21,7 +21,7 @@ from .operands import (Operand, broadcast, check_count, check_out, check_typed_o
 from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
 from .spelling import Instruction, parse
 
-__all__ = ["execute", "Operand", "kernel_spec"]
+__all__ = ["execute", "Operand", "kernel_spec", "core"]
 
 
 #: policy.ftz_tininess -> the kernels' constant (rounding.TINY_*)
@@ -75,6 +75,18 @@ class _Form:
             st = self.state = (pol, spec, kern)
         return st[1], st[2]
 
+    def run(self, ops: list[NDArray[Any]] | tuple[NDArray[Any], ...], n: int
+            ) -> NDArray[Any]:
+        """The result bits of the checked operands ``ops`` (1-D, C-contiguous, of this
+        form's operand dtypes, ``n`` elements each, in PTX order) under the policy in force,
+        in a new array."""
+        dst = np.empty(n, self.out_dtype)
+        if n:
+            o = self.order
+            spec, kernel = self.kernel()
+            kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], dst, n)
+        return dst
+
     def buffers(self) -> tuple[list[NDArray[Any]], NDArray[Any]]:
         bufs: tuple[list[NDArray[Any]], NDArray[Any]] | None = getattr(self.local, "bufs", None)
         if bufs is None:
@@ -117,6 +129,15 @@ def _form(spelling: str | Instruction) -> _Form | None:
                 _forms.clear()
             _forms[key] = f if type(key) is str else (spelling, f)
     return f
+
+
+def core(ins: Instruction) -> Any:
+    """``fn(ops, n) -> bits``: the arithmetic form ``ins`` on operands that are checked
+    already (1-D, C-contiguous, each of the dtype of its operand's width, ``n`` elements, in
+    PTX order), without execute's operand checks; the interpreter calls it once per
+    instruction.  None for a form execute does not compute itself (min/max/neg/abs)."""
+    form = _form(ins)
+    return None if form is None else form.run
 
 
 @overload

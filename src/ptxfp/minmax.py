@@ -37,7 +37,7 @@ from .operands import (Operand, broadcast, check_count, check_out, check_typed_o
                        deliver, read_operand, unalias)
 from .spelling import Instruction, parse
 
-__all__ = ["compute", "OPS"]
+__all__ = ["compute", "core", "OPS"]
 
 OP_MIN, OP_MAX, OP_NEG, OP_ABS = 0, 1, 2, 3
 OPS = {"min": OP_MIN, "max": OP_MAX, "neg": OP_NEG, "abs": OP_ABS}
@@ -158,11 +158,31 @@ def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) ->
                else check_out(ins.spelling, out, out_dtype, shape))
         a, b = unalias([a, b], dst)
     if n:
-        k = kernel_for(_key_of(ins, policy.current()))
-        lanes = ins.lanes
-        if lanes == 2:
-            a16, b16, o16 = (np.ascontiguousarray(x).view(np.uint16) for x in (a, b, dst))
-            _run(k, a16, b16, o16, 2 * n)
-        else:
-            _run(k, a, b, dst, n)
+        _lanes(ins, a, b, dst, n)
     return deliver(dst, shape, out, scalar, ins.dtype if typed else None)
+
+
+def _lanes(ins: Instruction, a: NDArray[Any], b: NDArray[Any], dst: NDArray[Any],
+           n: int) -> None:
+    """Fill ``dst`` from the checked 1-D operands (packed forms as their 16-bit lanes)."""
+    k = kernel_for(_key_of(ins, policy.current()))
+    if ins.lanes == 2:
+        a16, b16, o16 = (np.ascontiguousarray(x).view(np.uint16) for x in (a, b, dst))
+        _run(k, a16, b16, o16, 2 * n)
+    else:
+        _run(k, a, b, dst, n)
+
+
+def core(ins: Instruction) -> Any:
+    """``fn(ops, n) -> bits``: the min/max/neg/abs form ``ins`` on operands that are checked
+    already (1-D, C-contiguous, of the operands' dtypes, ``n`` elements, in PTX order),
+    without compute's operand checks (the interpreter's path)."""
+    ins = _parse(ins)
+    out_dtype = np.dtype(f"uint{ins.result_width}")
+
+    def run(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
+        dst = np.empty(n, out_dtype)
+        if n:
+            _lanes(ins, ops[0], ops[1] if len(ops) > 1 else ops[0], dst, n)
+        return dst
+    return run

@@ -50,7 +50,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import isa, types
-from ..dispatch import ENTRY
+from ..dispatch import CORE, ENTRY
 from ..errors import (InterpError, OperandError, SpellingError,
                       UninitializedRegister, UnsupportedInstruction)
 from ..formats import FORMATS
@@ -368,6 +368,19 @@ class _State:
                 self.init[name] = self.init[name] | self.mask
         self.types[name] = typ
 
+    def put(self, reg, typ, values):
+        """write() of a new array of the register's dtype and shape (n,) (the compilers know
+        when it is one): with every lane on, it only takes its place."""
+        if self.all_on:
+            name = reg.name
+            self.regs[name] = values
+            self.full.add(name)
+            if self.init:
+                self.init.pop(name, None)
+            self.types[name] = typ
+        else:
+            self.write(reg, typ, values)
+
     def special(self, name, w):
         v = self.specials.get((name, w))
         if v is None:
@@ -471,7 +484,7 @@ def _src(prog, ins, op, typ, reads):
             name = op.name
             return lambda st: st.special(name, w)
         reads.append((op, typ))
-        return _reader(op, w, ins)
+        return _reader(op, w, ins, prog.width.get(op.name))
     if isinstance(op, Imm):
         bits = _imm_bits(op, typ, ins)
         dt = _DTYPE[WIDTH[typ]]
@@ -479,9 +492,17 @@ def _src(prog, ins, op, typ, reads):
     raise _bad(ins, f"expected a register or an immediate, got '{op}'", op)
 
 
-def _reader(op, w, ins):
-    """fn(state) -> the bits of register `op` as a `w`-bit array (checked to be set)."""
+def _reader(op, w, ins, have=None):
+    """fn(state) -> the bits of register `op` as a `w`-bit array (checked to be set).
+    `have`: the register's width (its array's dtype), when known."""
     name, dt = op.name, _DTYPE[w]
+    if have == w:
+        def read_same(st):
+            arr = st.regs.get(name)
+            if arr is None or (name not in st.full and not st.init[name][st.mask].all()):
+                st.uninitialized(op, ins, arr)
+            return arr
+        return read_same
 
     def read(st):
         arr = st.regs.get(name)
@@ -497,6 +518,13 @@ def _dst(prog, ins, op, typ, writes):
     prog.use(op, typ, ins.line, ins.col, True)
     writes.append((op, typ))
     return op
+
+
+def _puts(prog, d, dt):
+    """Can the step store a new array of dtype `dt` in register `d` with _State.put (it has
+    the register's dtype)?  False for '_' and a wider register (write() widens)."""
+    w = prog.width.get(d.name)
+    return w is not None and _DTYPE[w] == np.dtype(dt)
 
 
 def _compile(prog, ins):
@@ -533,10 +561,35 @@ def _c_row(prog, ins):
     reads, writes = [], []
     srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ops[1:], form.operand_formats)]
     d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
+    typ = form.dtype
+    core = CORE[form.family](form)
+    if core is not None and d.name != "_" and all(
+            _DTYPE[WIDTH[f]] == np.dtype(f"uint{types.width(f)}")
+            for f in form.operand_formats):
+        # the operands are the registers' own arrays (1-D, of the operands' widths): the
+        # family's kernel runs on them without the entry point's operand checks
+        put = _puts(prog, d, f"uint{types.width(form.dtype)}")
+        if len(srcs) == 1:
+            s0, = srcs
+
+            def run(st):
+                r = core((s0(st),), st.n)
+                st.put(d, typ, r) if put else st.write(d, typ, r)
+        elif len(srcs) == 2:
+            s0, s1 = srcs
+
+            def run(st):
+                r = core((s0(st), s1(st)), st.n)
+                st.put(d, typ, r) if put else st.write(d, typ, r)
+        else:
+            def run(st):
+                r = core([s(st) for s in srcs], st.n)
+                st.put(d, typ, r) if put else st.write(d, typ, r)
+        return _Step(ins, run, reads, writes)
     entry = ENTRY[form.family]
 
     def run(st):
-        st.write(d, form.dtype, entry(form, *[s(st) for s in srcs]))
+        st.write(d, typ, entry(form, *[s(st) for s in srcs]))
     return _Step(ins, run, reads, writes)
 
 
@@ -702,6 +755,26 @@ def _c_int(prog, ins):
     d = _dst(prog, ins, ins.operands[0], dt, writes)
     f = _INT_OPS["mul" if op == "mad" else op]
     ext_t = t if (wide or op in ("min", "max")) else "u" + str(w)
+    if op != "mad" and not wide and w > 1:
+        # same width in and out: NumPy's w-bit unsigned arithmetic wraps mod 2**w as the
+        # 64-bit path does after its truncation; min/max of .s types compare the bits signed
+        put = _puts(prog, d, _DTYPE[w])
+        s0, s1 = srcs
+        view = _SIGNED[w] if (op in ("min", "max") and t[0] == "s") else None
+        uf = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
+              "or": np.bitwise_or, "xor": np.bitwise_xor, "min": np.minimum,
+              "max": np.maximum}[op]
+        if view is None:
+            def run(st):
+                r = uf(s0(st), s1(st))
+                st.put(d, dt, r) if put else st.write(d, dt, r)
+        else:
+            udt = _DTYPE[w]
+
+            def run(st):
+                r = uf(s0(st).view(view), s1(st).view(view)).view(udt)
+                st.put(d, dt, r) if put else st.write(d, dt, r)
+        return _Step(ins, run, reads, writes)
 
     def run(st):
         a, b = (_ext(s(st), ext_t) for s in srcs[:2])
@@ -734,11 +807,15 @@ def _c_mov(prog, ins):
             parts = [_src(prog, ins, o, it, reads) for o in src.items]
             d = _dst(prog, ins, dst, t, writes)
 
+            wdt = _DTYPE[w]
+            shifts = [wdt(i * iw) for i in range(k)]
+            put = _puts(prog, d, wdt)
+
             def run(st):
-                acc = np.zeros(st.n, np.uint64)
-                for i, p in enumerate(parts):
-                    acc |= p(st).astype(np.uint64) << np.uint64(i * iw)
-                st.write(d, t, acc)
+                acc = parts[0](st).astype(wdt)
+                for p, sh in zip(parts[1:], shifts[1:]):
+                    acc |= p(st).astype(wdt) << sh
+                st.put(d, t, acc) if put else st.write(d, t, acc)
             return _Step(ins, run, reads, writes)
         a = _src(prog, ins, src, t, reads)             # unpack
         outs = [(_dst(prog, ins, o, it, writes) if not (isinstance(o, Reg) and o.name == "_")
@@ -934,17 +1011,19 @@ def _c_setp(prog, ins):
     b = _src(prog, ins, ins.operands[2], t, reads)
     ds = [_dst(prog, ins, o, "pred", writes) for o in dests]
     signed = t[0] == "s"
+    view = {16: np.int16, 32: np.int32, 64: np.int64}.get(WIDTH[t]) if signed else None
+    cmp = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+           ">": np.greater, ">=": np.greater_equal}[_CMP[c]]
+    puts = [_puts(prog, o, np.bool_) for o in ds]
 
     def run(st):
-        x, y = a(st), b(st)
-        if signed:
-            x, y = (v.astype(_DTYPE[WIDTH[t]]).view({16: np.int16, 32: np.int32,
-                                                      64: np.int64}[WIDTH[t]]) for v in (x, y))
-        r = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
-             ">": np.greater, ">=": np.greater_equal}[_CMP[c]](x, y)
-        st.write(ds[0], "pred", r)
+        x, y = a(st), b(st)                  # arrays of the type's width (the readers')
+        if view is not None:
+            x, y = x.view(view), y.view(view)
+        r = cmp(x, y)
+        st.put(ds[0], "pred", r) if puts[0] else st.write(ds[0], "pred", r)
         if len(ds) > 1:
-            st.write(ds[1], "pred", ~r)
+            st.put(ds[1], "pred", ~r) if puts[1] else st.write(ds[1], "pred", ~r)
     return _Step(ins, run, reads, writes)
 
 
@@ -959,6 +1038,9 @@ def _c_selp(prog, ins):
     b = _src(prog, ins, ins.operands[2], t, reads)
     p = _src(prog, ins, ins.operands[3], "pred", reads)
     d = _dst(prog, ins, ins.operands[0], t, writes)
+    if _puts(prog, d, _DTYPE[WIDTH[t]]):             # a and b are arrays of t's width
+        return _Step(ins, lambda st: st.put(d, t, np.where(p(st), a(st), b(st))), reads,
+                     writes)
     return _Step(ins, lambda st: st.write(d, t, np.where(p(st), a(st), b(st))), reads, writes)
 
 
