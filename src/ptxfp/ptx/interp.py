@@ -151,6 +151,8 @@ class _Prog:
         self._keys = {}                                 # id(Decl) -> register key
         self.decl_of = {}                               # register key -> Decl
         self._scoped = {}                               # (id(scope), name) -> key
+        self._read_as = None                            # read_as and _needed, once
+        self.needed = None
         self.steps = [_compile(self, self.rename(s)) for s in self.statements]
 
     def key(self, name, ins):
@@ -212,6 +214,11 @@ class _Prog:
     def read_as(self):
         """register -> the first floating-point type an instruction reads it as (a .b16
         register that fma.rn.bf16 reads: 'bf16'), for showing its bits as a value."""
+        if self._read_as is None:
+            self._read_as = self._first_reads()
+        return dict(self._read_as)
+
+    def _first_reads(self):
         out = {}
         for step in self.steps:
             for r, t in step.reads:
@@ -1121,6 +1128,12 @@ def _lookup(names, key):
 
 def _needed(prog):
     """Registers and params read before any write, in program order: {name: InputInfo}."""
+    if prog.needed is None:
+        prog.needed = _find_needed(prog)
+    return {k: replace(v) for k, v in prog.needed.items()}   # the caller's own InputInfos
+
+
+def _find_needed(prog):
     written, out = set(), {}
     for s in prog.steps:
         for r, t in s.reads:
