@@ -449,56 +449,81 @@ MAX_BLOCKS = 256
 
 
 def tokenize(text):
-    toks = []
-    pos, line, line_start = 0, 1, 0
-    nl = True
-    n = len(text)
-    while pos < n:
-        m = _TOKEN.match(text, pos)
-        col = pos - line_start + 1
-        if m is None:
-            ch = text[pos]
-            if ch.isprintable() and ord(ch) < 128:
-                raise PtxSyntaxError(f"syntax error near '{ch}': unexpected character", line,
-                                     col, ch)
-            # ptxas: "Unexpected non-ASCII character encountered on line N" (a UTF-8 BOM too);
-            # name the character, which a terminal may not show
-            import unicodedata
-            name = "byte order mark" if ch == "\ufeff" else unicodedata.name(ch, "")
-            what = f"U+{ord(ch):04X}" + (f" ({name.lower()})" if name else "")
-            kind = "non-ASCII" if ord(ch) >= 128 else "control"
-            raise PtxSyntaxError(f"unexpected {kind} character {what}", line, col, ch)
-        kind = m.lastgroup
-        if kind == "ws" or kind == "lc":
-            pos = m.end()
-            continue
-        if kind == "nl":
-            pos = m.end()
-            line += 1
-            line_start = pos
-            nl = True
-            continue
-        if kind == "bc":
-            end = text.find("*/", pos + 2)
-            if end < 0:
-                raise PtxSyntaxError("unterminated comment '/*'", line, col, "/*")
-            chunk = text[pos:end + 2]
-            k = chunk.count("\n")
-            if k:
-                line += k
-                line_start = pos + chunk.rfind("\n") + 1
+    lx = _Lexer(text)
+    lx.lex(True)
+    return lx.toks
+
+
+class _Lexer:
+    """Tokens of ``text``, made on demand: ``lex()`` appends the next token to ``toks`` (the
+    'eof' token last), ``lex(True)`` all the rest.  ``pos``, ``line``, ``line_start`` and ``nl``
+    say where the next token starts; the parser's fast statement path (``_Parser.fast``) reads
+    a plain statement line from there itself and moves them past it."""
+    __slots__ = ("text", "n", "pos", "line", "line_start", "nl", "toks", "done")
+
+    def __init__(self, text):
+        self.text = text
+        self.n = len(text)
+        self.pos, self.line, self.line_start = 0, 1, 0
+        self.nl = True
+        self.toks = []
+        self.done = False
+
+    def lex(self, everything=False):
+        if self.done:
+            return
+        text, n, toks = self.text, self.n, self.toks
+        pos, line, line_start, nl = self.pos, self.line, self.line_start, self.nl
+        while pos < n:
+            m = _TOKEN.match(text, pos)
+            col = pos - line_start + 1
+            if m is None:
+                ch = text[pos]
+                if ch.isprintable() and ord(ch) < 128:
+                    raise PtxSyntaxError(f"syntax error near '{ch}': unexpected character",
+                                         line, col, ch)
+                # ptxas: "Unexpected non-ASCII character encountered on line N" (a UTF-8 BOM
+                # too); name the character, which a terminal may not show
+                import unicodedata
+                name = "byte order mark" if ch == "\ufeff" else unicodedata.name(ch, "")
+                what = f"U+{ord(ch):04X}" + (f" ({name.lower()})" if name else "")
+                kind = "non-ASCII" if ord(ch) >= 128 else "control"
+                raise PtxSyntaxError(f"unexpected {kind} character {what}", line, col, ch)
+            kind = m.lastgroup
+            if kind == "ws" or kind == "lc":
+                pos = m.end()
+                continue
+            if kind == "nl":
+                pos = m.end()
+                line += 1
+                line_start = pos
                 nl = True
-            pos = end + 2
-            continue
-        if kind == "num" and m.end() - pos > MAX_NUMBER_DIGITS:
-            raise PtxSyntaxError(f"syntax error near '{text[pos:pos + 12]}...': a number of "
-                                 f"{m.end() - pos} characters (at most {MAX_NUMBER_DIGITS})",
-                                 line, col, text[pos:m.end()])
-        toks.append(Tok(kind, m.group(), line, col, pos, m.end(), nl))
-        nl = False
-        pos = m.end()
-    toks.append(Tok("eof", "", line, pos - line_start + 1, pos, pos, True))
-    return toks
+                continue
+            if kind == "bc":
+                end = text.find("*/", pos + 2)
+                if end < 0:
+                    raise PtxSyntaxError("unterminated comment '/*'", line, col, "/*")
+                chunk = text[pos:end + 2]
+                k = chunk.count("\n")
+                if k:
+                    line += k
+                    line_start = pos + chunk.rfind("\n") + 1
+                    nl = True
+                pos = end + 2
+                continue
+            if kind == "num" and m.end() - pos > MAX_NUMBER_DIGITS:
+                raise PtxSyntaxError(f"syntax error near '{text[pos:pos + 12]}...': a number "
+                                     f"of {m.end() - pos} characters (at most "
+                                     f"{MAX_NUMBER_DIGITS})", line, col, text[pos:m.end()])
+            toks.append(Tok(kind, m.group(), line, col, pos, m.end(), nl))
+            nl = False
+            pos = m.end()
+            if not everything:
+                self.pos, self.line, self.line_start, self.nl = pos, line, line_start, nl
+                return
+        toks.append(Tok("eof", "", line, pos - line_start + 1, pos, pos, True))
+        self.pos, self.line, self.line_start, self.nl = pos, line, line_start, nl
+        self.done = True
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,9 +571,20 @@ _DECL_TYPES = types.TYPE_TOKENS | {"texref", "samplerref", "surfref"}
 
 
 class _Parser:
-    def __init__(self, text, kind, toks=None):
+    """The parser.  Given ``toks`` (every token of the text) it reads them; given a lexer
+    (``lexer``, tokens made on demand) it reads a plain statement line with one regular
+    expression instead (``fast``), and the tokens of everything else."""
+
+    def __init__(self, text, kind, toks=None, lexer=None):
         self.text = text
-        self.toks = toks if toks is not None else tokenize(text)
+        if lexer is None:
+            lexer = _Lexer(text)
+            if toks is None:
+                lexer.lex(True)
+            else:
+                lexer.toks, lexer.done = toks, True
+        self.lexer = lexer
+        self.toks = lexer.toks
         self.i = 0
         self.prog = Program(kind=kind, text=text)
         self.func = None
@@ -557,13 +593,19 @@ class _Parser:
     # -- token helpers
     @property
     def tok(self):
-        return self.toks[self.i]
+        try:
+            return self.toks[self.i]
+        except IndexError:
+            self.lexer.lex()
+            return self.toks[self.i]
 
     def peek(self, k=1):
+        while len(self.toks) <= self.i + k and not self.lexer.done:
+            self.lexer.lex()
         return self.toks[min(self.i + k, len(self.toks) - 1)]
 
     def next(self):
-        t = self.toks[self.i]
+        t = self.tok
         if t.kind != "eof":
             self.i += 1
         return t
@@ -585,10 +627,25 @@ class _Parser:
 
     # -- top level
     def parse(self):
+        try:
+            return self._parse()
+        except Exception as e:                  # noqa: BLE001 (raised again below)
+            err = e
+        # The text's first unreadable character is the error, as when every token was made
+        # before parsing (tokens are made on demand): read the rest for one.
+        self.lexer.lex(True)
+        raise err
+
+    def _parse(self):
         p = self.prog
         depth = 0
-        while self.tok.kind != "eof":
+        fast = p.kind != "module" and not self.lexer.done
+        while True:
+            if fast and self.i == len(self.toks) and self.fast():
+                continue
             t = self.tok
+            if t.kind == "eof":
+                break
             if t.kind == "dir":
                 if t.text == ".version":
                     self.version()
@@ -856,7 +913,10 @@ class _Parser:
     def body(self):
         self.expect("{")
         depth = 1
+        fast = not self.lexer.done
         while True:
+            if fast and self.i == len(self.toks) and self.fast():
+                continue
             t = self.tok
             if t.kind == "eof":
                 self.error(t, f"missing '}}' at the end of '{self.func.name}'")
@@ -940,6 +1000,68 @@ class _Parser:
         self.prog.statements.append(ins)
         if self.func is not None:
             self.func.body.append(ins)
+
+    def fast(self):
+        """Read a plain statement (``@%p add.s32 %r1, %r2, 4;``: registers, numbers, ``{a, b}``
+        vectors and ``[reg+imm]`` addresses, on one line) with one regular expression, as
+        ``statement`` reads its tokens, when the next token starts one; False (nothing read)
+        otherwise.  Called only when no token is made ahead."""
+        lx = self.lexer
+        pos = lx.pos
+        m = _FAST.match(self.text, pos)
+        if m is None:
+            return False
+        line, line_start = lx.line, lx.line_start
+        lead = m.end(1)
+        if lead > pos:
+            k = self.text.count("\n", pos, lead)
+            if k:
+                line += k
+                line_start = self.text.rindex("\n", pos, lead) + 1
+        pred = None
+        if m.start(3) >= 0:
+            pred = Pred(m.group(3), m.start(2) >= 0, line, m.start(3) - line_start + 1)
+        ops = []
+        if m.start(5) >= 0:
+            text = self.text
+            for o in _FAST_OPERAND.finditer(text, m.start(5), m.end(5)):
+                kind = o.lastgroup
+                at = o.start(kind)
+                col = at - line_start + 1
+                if kind == "reg":
+                    ops.append(Reg(o.group(kind), line, col))
+                elif kind == "num":
+                    t = o.group(kind)
+                    ops.append(Imm(t, *parse_number(t)[::-1], line, col))
+                elif kind == "vec":
+                    items = [Reg(r.group(), line, r.start() - line_start + 1)
+                             for r in _FAST_WORD.finditer(text, at + 1, o.end(kind) - 1)]
+                    ops.append(Vec(items, line, col, "{}"))
+                else:
+                    a = _FAST_ADDR.match(text, at + 1, o.end(kind) - 1)
+                    base = None
+                    if a.start(1) >= 0:
+                        base = Reg(a.group(1), line, a.start(1) - line_start + 1)
+                        off = 0
+                        if a.start(3) >= 0:
+                            off = parse_number(a.group(3))[1]
+                            if a.group(2) == "-":
+                                off = -off
+                    else:
+                        off = parse_number(a.group(4))[1]
+                    ops.append(Addr(base, off, line, col))
+        semi = m.end() - 1
+        start = m.start(2) - 1 if m.start(2) >= 0 else (
+            m.start(3) - 1 if m.start(3) >= 0 else m.start(4))
+        lx.pos, lx.line, lx.line_start, lx.nl = m.end(), line, line_start, False
+        ins = Instr(m.group(4), ops, pred, self.pending_label, line, m.start(4) - line_start + 1,
+                    self.text[start:semi].strip(),
+                    self.func.name if self.func is not None else None, self.scope)
+        self.pending_label = None
+        self.prog.statements.append(ins)
+        if self.func is not None:
+            self.func.body.append(ins)
+        return True
 
     def operand(self):
         first = self.simple_operand()
@@ -1033,6 +1155,36 @@ class _Parser:
 
 _SPELLING = re.compile(r"[A-Za-z_][\w$]*(?:(?:\.|::)[\w$]+)*")
 
+# The fast statement path (_Parser.fast).  Its pieces are the lexer's (_TOKEN): a name is a
+# 'word' token, a number a 'num' token (an atomic group, so that the alternative taken is the
+# first that matches, as in the lexer, and at most 100 digits, well inside MAX_NUMBER_DIGITS),
+# and every token ends where the next piece cannot continue it; anything else (comments inside
+# a statement, strings, '|' pairs, '-' before a name, symbol+offset, nesting, a statement over
+# several lines or without its ';') is left to the tokens.
+_W = r"[A-Za-z_$%][\w$]*(?:(?:\.|::)[\w$]+)*"
+_INT = r"(?>0[xX][0-9a-fA-F]{1,100}[uU]?|0[bB][01]{1,100}[uU]?|\d{1,100}[uU]?)(?![\w$.])"
+_NUM = (r"-?(?>0[fF][0-9a-fA-F]{8}(?![\w$])|0[dD][0-9a-fA-F]{16}(?![\w$])"
+        r"|0[xX][0-9a-fA-F]{1,100}[uU]?|0[bB][01]{1,100}[uU]?"
+        r"|\d{1,100}\.\d{0,100}(?:[eE][+-]?\d{1,100})?|\d{1,100}[eE][+-]?\d{1,100}"
+        r"|\d{1,100}[uU]?)(?![\w$.])")
+_S = r"[ \t\r\f\v]"
+_VEC = rf"\{{{_S}*{_W}(?:{_S}*,{_S}*{_W})*{_S}*\}}"
+_ADDR = rf"\[{_S}*(?:{_W}(?:{_S}*[+-]{_S}*{_INT})?|{_INT}){_S}*\]"
+_OPND = rf"(?:!?{_W}|{_NUM}|{_VEC}|{_ADDR})"
+_FAST = re.compile(
+    rf"((?>(?:{_S}|\n|//[^\n]*)*))"                           # 1: spaces, newlines, comments
+    rf"(?:@(!)?({_W}){_S}+)?"                                  # 2, 3: the guard
+    rf"([A-Za-z_][\w$]*(?:(?:\.|::)[\w$]+)*)"                  # 4: the opcode
+    rf"(?:{_S}+({_OPND}(?:{_S}*,{_S}*{_OPND})*))?"               # 5: the operands
+    rf"{_S}*;")
+_FAST_OPERAND = re.compile(
+    rf"{_S}*(?:(?P<reg>!?{_W})|(?P<num>{_NUM})|(?P<vec>{_VEC})|(?P<addr>{_ADDR})){_S}*,?")
+_FAST_WORD = re.compile(_W)
+_FAST_ADDR = re.compile(rf"{_S}*(?:({_W})(?:{_S}*([+-]){_S}*({_INT}))?|({_INT})){_S}*")
+#: a module directive could be in the text (else 'auto' reads a snippet, tokens on demand)
+_MODULE_HINT = re.compile(r"\.(?:version|target|address_size|entry|func|visible|extern|weak"
+                          r"|common)(?![\w$])")
+
 
 def _strip_comments(text):
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
@@ -1051,15 +1203,23 @@ def read(text, *, mode="auto"):
         raise PtxSyntaxError(f"PTX text must be a string, got {type(text).__name__}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    toks = None
+    lexer = _Lexer(text)
     if mode == "auto":
         bare = _strip_comments(text).strip()
         if _SPELLING.fullmatch(bare.rstrip(";").strip()):
             mode = "spelling"
+        elif _MODULE_HINT.search(text) is None:
+            mode = "snippet"
         else:
-            toks = tokenize(text)
-            mode = "module" if any(t.kind == "dir" and t.text in _MODULE_DIRECTIVES
-                                   for t in toks) else "snippet"
+            # a module when any token is a module directive: made one by one until one is
+            # (usually the first, .version), so that the rest is made on demand
+            mode = "snippet"
+            while not lexer.done:
+                lexer.lex()
+                t = lexer.toks[-1]
+                if t.kind == "dir" and t.text in _MODULE_DIRECTIVES:
+                    mode = "module"
+                    break
     if mode == "spelling":
         toks = tokenize(text)
         words = [t for t in toks if t.kind != "eof"]
@@ -1073,4 +1233,4 @@ def read(text, *, mode="auto"):
         prog = Program(kind="spelling", text=text)
         prog.statements.append(Instr(w.text, [], None, None, w.line, w.col, w.text))
         return prog
-    return _Parser(text, mode, toks).parse()
+    return _Parser(text, mode, lexer=lexer).parse()
