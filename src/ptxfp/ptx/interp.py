@@ -81,6 +81,19 @@ def _mask(w):
     return (1 << w) - 1
 
 
+_specials = {}
+
+
+def _special(name):
+    """Is `name` a special register (%tid.x ...)?  Remembered per name."""
+    hit = _specials.get(name)
+    if hit is None:
+        hit = _SPECIAL.match(name) is not None
+        if len(_specials) < 65536:
+            _specials[name] = hit
+    return hit
+
+
 @dataclass
 class InputInfo:
     """One value a program reads before writing it: a register or an entry parameter."""
@@ -150,7 +163,7 @@ class _Prog:
         self.param_type = {}                            # params used by ld.param -> type
         self._keys = {}                                 # id(Decl) -> register key
         self.decl_of = {}                               # register key -> Decl
-        self._scoped = {}                               # (id(scope), name) -> key
+        self._scoped = {}                               # id(scope) -> {name: key}
         self._read_as = None                            # read_as and _needed, once
         self.needed = None
         self.steps = [_compile(self, self.rename(s)) for s in self.statements]
@@ -160,14 +173,17 @@ class _Prog:
         again in an inner block (nvcc's inline asm) is another register; it is reported as
         'name@line:col' (its declaration) when the plain name is taken."""
         scope = getattr(ins, "scope", None)
-        hit = self._scoped.get((id(scope), name))     # a block's names, looked up once
+        seen = self._scoped.get(id(scope))            # a block's names, looked up once
+        if seen is None:
+            seen = self._scoped[id(scope)] = {}
+        hit = seen.get(name)
         if hit is not None:
             return hit
         d = scope.lookup(name) if scope is not None else None
         if d is None:
             d = self.declared.get(name)
         if d is None or d.space != "reg":
-            self._scoped[(id(scope), name)] = name
+            seen[name] = name
             return name
         k = self._keys.get((id(d), name))             # one Decl serves a whole range %r<N>
         if k is None:
@@ -177,11 +193,20 @@ class _Prog:
             if d.type in WIDTH:
                 self.width[k] = WIDTH[d.type]
                 self.rtype[k] = d.type
-        self._scoped[(id(scope), name)] = k
+        seen[name] = k
         return k
 
     def rename(self, ins):
         """`ins` with every register operand named by its key (see :meth:`key`)."""
+        if ins.predicate is None:
+            # the common case first: plain register operands that keep their names
+            seen = self._scoped.get(id(getattr(ins, "scope", None)))
+            if seen is not None:
+                for o in ins.operands:
+                    if type(o) is not Reg or seen.get(o.name) != o.name:
+                        break
+                else:
+                    return ins
         ops = [self._ren(o, ins) for o in ins.operands]
         pred = ins.predicate
         if pred is not None:
@@ -199,10 +224,16 @@ class _Prog:
             k = self.key(op.name, ins)
             return op if k == op.name else Reg(k, op.line, op.col)
         if isinstance(op, Vec):
-            return Vec([self._ren(i, ins) for i in op.items], op.line, op.col, op.brackets)
+            items = [self._ren(i, ins) for i in op.items]
+            if all(a is b for a, b in zip(items, op.items)):
+                return op
+            return Vec(items, op.line, op.col, op.brackets)
         if isinstance(op, Addr) and op.base is not None:
-            return Addr(self._ren(op.base, ins), op.offset, op.line, op.col,
-                        tuple(self._ren(e, ins) for e in op.extra))
+            base = self._ren(op.base, ins)
+            extra = tuple(self._ren(e, ins) for e in op.extra)
+            if base is op.base and all(a is b for a, b in zip(extra, op.extra)):
+                return op
+            return Addr(base, op.offset, op.line, op.col, extra)
         return op
 
     @property
@@ -234,7 +265,7 @@ class _Prog:
         name = reg.name
         if name == "_":
             return w
-        if _SPECIAL.match(name):
+        if _special(name):
             if write:
                 raise InterpError(f"special register '{name}' cannot be written", line, col)
             return w
@@ -482,16 +513,19 @@ _parse_once = lru_cache(maxsize=4096)(parse)
 
 def _src(prog, ins, op, typ, reads):
     """Register the use of a source operand; return an accessor fn(state) -> bits."""
-    if isinstance(op, Reg):
-        if prog.params.get(op.name) is not None:
-            raise _bad(ins, f"'{op.name}' is a parameter: load it with ld.param", op)
-        prog.use(op, typ, ins.line, ins.col, False)
+    if type(op) is Reg or isinstance(op, Reg):
+        name = op.name
+        if prog.params and prog.params.get(name) is not None:
+            raise _bad(ins, f"'{name}' is a parameter: load it with ld.param", op)
         w = WIDTH[typ]
-        if _SPECIAL.match(op.name):
-            name = op.name
-            return lambda st: st.special(name, w)
+        have = prog.width.get(name)
+        if have != w or _special(name):
+            prog.use(op, typ, ins.line, ins.col, False)
+            if _special(name):
+                return lambda st: st.special(name, w)
+            have = prog.width.get(name)
         reads.append((op, typ))
-        return _reader(op, w, ins, prog.width.get(op.name))
+        return _reader(op, w, ins, have)
     if isinstance(op, Imm):
         bits = _imm_bits(op, typ, ins)
         dt = _DTYPE[WIDTH[typ]]
@@ -534,11 +568,28 @@ def _puts(prog, d, dt):
     return w is not None and _DTYPE[w] == np.dtype(dt)
 
 
-def _compile(prog, ins):
-    fn = _COMPILERS.get(ins.opcode)
-    if ins.opcode in isa.OPCODES and fn not in (_c_arith, _c_cvt) and any(
-            t in _HALF for t in _types_of(ins)):
+@lru_cache(maxsize=4096)
+def _compiler(spelling):
+    """The compiler of an opcode spelling (None: not modeled)."""
+    opcode = spelling.split(".", 1)[0]
+    fn = _COMPILERS.get(opcode)
+    if opcode in isa.OPCODES and fn not in (_c_arith, _c_cvt) and any(
+            t in _HALF for t in _spelling_types(spelling)):
         fn = _c_row                # a modelled opcode (neg.bf16 ...) is never integer work
+    tys = _spelling_types(spelling)
+    if fn is _c_arith and any(t in _HALF or t in ("f32", "f32x2") for t in tys):
+        fn = _c_row                # what _c_arith decides, decided once per spelling
+    elif fn is _c_cvt and not (len(tys) == 2 and all(t[0] in "us" and t in WIDTH
+                                                     for t in tys)):
+        small = tys in _SMALL_PAIRS
+        if small or not (len(tys) == 2 and tys[0] in ("b16", "b32", "b64")
+                         or not any(t in _HALF for t in tys)):
+            fn = _c_row
+    return fn
+
+
+def _compile(prog, ins):
+    fn = _compiler(ins.opcode_spelling)
     if fn is None:
         raise _unsupported(ins)
     step = fn(prog, ins)
@@ -563,19 +614,17 @@ def _c_row(prog, ins):
     if form.dtype.endswith("x4") and len(ops) == 3 and isinstance(ops[1], Vec):
         # cvt.rs into four lanes writes its sources as one vector operand {a, b, e, f}
         ops = [ops[0], *ops[1].items, ops[2]]
-    if len(ops) != 1 + len(form.operand_names):
-        _nops(ins, 1 + len(form.operand_names))
+    fmts, core, out_dt = _row_plan(form)
+    if len(ops) != 1 + len(fmts):
+        _nops(ins, 1 + len(fmts))
     reads, writes = [], []
-    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ops[1:], form.operand_formats)]
+    srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ops[1:], fmts)]
     d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
     typ = form.dtype
-    core = CORE[form.family](form)
-    if core is not None and d.name != "_" and all(
-            _DTYPE[WIDTH[f]] == np.dtype(f"uint{types.width(f)}")
-            for f in form.operand_formats):
+    if core is not None and d.name != "_":
         # the operands are the registers' own arrays (1-D, of the operands' widths): the
         # family's kernel runs on them without the entry point's operand checks
-        put = _puts(prog, d, f"uint{types.width(form.dtype)}")
+        put = _puts(prog, d, out_dt)
         if len(srcs) == 1:
             s0, = srcs
 
@@ -598,6 +647,17 @@ def _c_row(prog, ins):
     def run(st):
         st.write(d, typ, entry(form, *[s(st) for s in srcs]))
     return _Step(ins, run, reads, writes)
+
+
+@lru_cache(maxsize=4096)
+def _row_plan(form):
+    """(operand formats, the family's core or None, its result dtype) of a parsed form: the
+    core only where the readers' arrays are the operands' dtypes."""
+    fmts = tuple(form.operand_formats)
+    core = CORE[form.family](form)
+    if not all(_DTYPE[WIDTH[f]] == np.dtype(f"uint{types.width(f)}") for f in fmts):
+        core = None
+    return fmts, core, np.dtype(f"uint{types.width(form.dtype)}")
 
 
 def _c_arith(prog, ins):
