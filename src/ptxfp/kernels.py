@@ -360,10 +360,13 @@ PARALLEL_MIN_FAST = 1 << 22
 PARALLEL_MIN_LIGHT = 1 << 23
 #: spec -> its threshold (PARALLEL_MIN unless set by kernel_for)
 _parallel_min = {}
+_HALF_OF = {4: np.dtype(np.uint16), 8: np.dtype(np.uint32)}
+
+
 def _lanes16(x):
     """A uint32 array of packed lanes as its uint16 lanes (a uint64 .f32x2 array as its
     uint32 lanes), lane 0 first, without a copy."""
-    half = np.dtype(f"uint{4 * x.dtype.itemsize}")
+    half = _HALF_OF[x.dtype.itemsize]
     if _LITTLE:
         return x.view(half)
     k = 8 * half.itemsize

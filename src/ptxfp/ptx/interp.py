@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import numbers
 import re
+import sys
 from bisect import bisect_right
 from functools import lru_cache
 from dataclasses import dataclass, field, replace
@@ -298,7 +299,7 @@ class _Chain:
         return default
 
 
-@dataclass
+@dataclass(slots=True)
 class _Step:
     instr: object
     run: object                      #: fn(state) -> None, or a control-flow marker
@@ -614,7 +615,7 @@ def _c_row(prog, ins):
     if form.dtype.endswith("x4") and len(ops) == 3 and isinstance(ops[1], Vec):
         # cvt.rs into four lanes writes its sources as one vector operand {a, b, e, f}
         ops = [ops[0], *ops[1].items, ops[2]]
-    fmts, core, out_dt = _row_plan(form)
+    fmts, core, out_dt = _row_plan(ins.opcode_spelling)
     if len(ops) != 1 + len(fmts):
         _nops(ins, 1 + len(fmts))
     reads, writes = [], []
@@ -650,9 +651,10 @@ def _c_row(prog, ins):
 
 
 @lru_cache(maxsize=4096)
-def _row_plan(form):
-    """(operand formats, the family's core or None, its result dtype) of a parsed form: the
-    core only where the readers' arrays are the operands' dtypes."""
+def _row_plan(spelling):
+    """(operand formats, the family's core or None, its result dtype) of a form's spelling
+    (parsed already): the core only where the readers' arrays are the operands' dtypes."""
+    form = _parse_once(spelling)
     fmts = tuple(form.operand_formats)
     core = CORE[form.family](form)
     if not all(_DTYPE[WIDTH[f]] == np.dtype(f"uint{types.width(f)}") for f in fmts):
@@ -713,6 +715,7 @@ def _range(t):
     return (-(1 << (w - 1)), (1 << (w - 1)) - 1) if t[0] == "s" else (0, _mask(w))
 
 
+_LITTLE = sys.byteorder == "little"
 _SIGNED = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
@@ -878,10 +881,18 @@ def _c_mov(prog, ins):
             shifts = [wdt(i * iw) for i in range(k)]
             put = _puts(prog, d, wdt)
 
+            idt = _DTYPE[iw]
+
             def run(st):
-                acc = parts[0](st).astype(wdt)
-                for p, sh in zip(parts[1:], shifts[1:]):
-                    acc |= p(st).astype(wdt) << sh
+                if _LITTLE:                          # item i is element i of the word
+                    acc = np.empty(st.n, wdt)
+                    lanes = acc.view(idt)
+                    for i, p in enumerate(parts):
+                        lanes[i::k] = p(st)
+                else:
+                    acc = parts[0](st).astype(wdt)
+                    for p, sh in zip(parts[1:], shifts[1:]):
+                        acc |= p(st).astype(wdt) << sh
                 st.put(d, t, acc) if put else st.write(d, t, acc)
             return _Step(ins, run, reads, writes)
         a = _src(prog, ins, src, t, reads)             # unpack

@@ -39,7 +39,7 @@ MODES = ("auto", "spelling", "snippet", "module")
 # ---------------------------------------------------------------------------------------------
 # the data model
 
-@dataclass
+@dataclass(slots=True)
 class Reg:
     """A name used as an operand: a register, a parameter, a label, ``%tid.x``, ``_``."""
     name: str
@@ -50,7 +50,7 @@ class Reg:
         return self.name
 
 
-@dataclass
+@dataclass(slots=True)
 class Imm:
     """An immediate operand; see the module docstring for ``kind`` and ``value``."""
     text: str
@@ -70,7 +70,7 @@ class Imm:
         return self.text
 
 
-@dataclass
+@dataclass(slots=True)
 class Vec:
     """A vector operand ``{a, b}``; ``brackets`` is '{}' (also '()' for call argument lists and
     '|' for ``setp`` predicate pairs ``%p|%q``)."""
@@ -86,7 +86,7 @@ class Vec:
         return self.brackets[0] + inner + self.brackets[1]
 
 
-@dataclass
+@dataclass(slots=True)
 class Addr:
     """A memory operand ``[base]``, ``[base+imm]``, ``[param]``, ``[imm]`` (base None).
 
@@ -108,7 +108,7 @@ class Addr:
         return f"[{self.base}{tail}]"
 
 
-@dataclass
+@dataclass(slots=True)
 class Pred:
     """A guard predicate ``@%p1`` / ``@!%p1``."""
     name: str
@@ -318,7 +318,7 @@ class Scope:
         return f"Scope({self.names!r})"
 
 
-@dataclass
+@dataclass(slots=True)
 class Instr:
     """One instruction statement."""
     opcode_spelling: str
@@ -1022,9 +1022,21 @@ class _Parser:
         if m.start(3) >= 0:
             pred = Pred(m.group(3), m.start(2) >= 0, line, m.start(3) - line_start + 1)
         ops = []
-        if m.start(5) >= 0:
-            text = self.text
-            for o in _FAST_OPERAND.finditer(text, m.start(5), m.end(5)):
+        a0, a1 = m.span(5)
+        text = self.text
+        if a0 >= 0 and "{" not in text[a0:a1] and "[" not in text[a0:a1]:
+            # names and numbers only (checked by _FAST): split at the commas
+            at = a0
+            for piece in text[a0:a1].split(","):
+                tok = piece.strip()                   # spaces are _S's, which strip() takes
+                col = at + len(piece) - len(piece.lstrip()) - line_start + 1
+                if tok[0] in "0123456789-":
+                    ops.append(Imm(tok, *parse_number(tok)[::-1], line, col))
+                else:
+                    ops.append(Reg(tok, line, col))
+                at += len(piece) + 1
+        elif a0 >= 0:
+            for o in _FAST_OPERAND.finditer(text, a0, a1):
                 kind = o.lastgroup
                 at = o.start(kind)
                 col = at - line_start + 1
