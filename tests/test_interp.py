@@ -511,6 +511,25 @@ def test_uninitialised_register_error():
     assert isinstance(e.value, ptxfp.PtxfpError)
 
 
+@pytest.mark.parametrize("text, inputs, name, pos, some", [
+    # readers are shared between statements: the position is still the reading operand's
+    ("add.f16 d, a, a;\nadd.f16 e, b, a;", {"b": 0}, "a", (1, 12), False),
+    ("add.f16 d, b, b;\nadd.f16 e, b, a;", {"b": 0}, "a", (2, 15), False),
+    ("add.f16 d, b, b;\nfma.rn.f16 e, b, b, a;\nfma.rn.f16 e, a, b, b;", {"b": 0}, "a",
+     (2, 21), False),
+    ("selp.b16 d, a, a, p;", {"p": 1}, "a", (1, 13), False),
+    ("selp.b16 d, a, b, p;", {"b": 1}, "p", (1, 19), False),
+    ("setp.lt.s32 p, t, 1;\n@p mov.b16 h, 1;\nadd.f16 d, h, h;", {}, "h", (3, 12), True),
+])
+def test_uninitialised_register_position(text, inputs, name, pos, some):
+    text = "mov.u32 t, %tid.x;\n" + text
+    with pytest.raises(UninitializedRegister) as e:
+        ptxfp.run(text, inputs, threads=2)
+    assert f"register '{name}' is read before it is set" in str(e.value)
+    assert ("on some threads" in str(e.value)) == some
+    assert (e.value.line - 1, e.value.col) == pos
+
+
 @pytest.mark.parametrize("text, opcode, pos", [
     ("add.f64 x, y, z;", "add.f64", (1, 1)),
     ("mov.b16 h, 1;\n  div.rn.f16 d, h, h;", "div.rn.f16", (2, 3)),

@@ -165,6 +165,7 @@ class _Prog:
         self._keys = {}                                 # id(Decl) -> register key
         self.decl_of = {}                               # register key -> Decl
         self._scoped = {}                               # id(scope) -> {name: key}
+        self.accessors = {}                             # shared operand readers (_shared)
         self._read_as = None                            # read_as and _needed, once
         self.needed = None
         self.steps = [_compile(self, self.rename(s)) for s in self.statements]
@@ -523,35 +524,67 @@ def _src(prog, ins, op, typ, reads):
         if have != w or _special(name):
             prog.use(op, typ, ins.line, ins.col, False)
             if _special(name):
-                return lambda st: st.special(name, w)
-            have = prog.width.get(name)
+                return _shared(prog, ("special", name, w), lambda st: st.special(name, w))
         reads.append((op, typ))
-        return _reader(op, w, ins, have)
+        return _reader(prog, name, w)
     if isinstance(op, Imm):
         bits = _imm_bits(op, typ, ins)
         dt = _DTYPE[WIDTH[typ]]
-        return lambda st: st.const(bits, dt)
+        return _shared(prog, ("const", bits, dt), lambda st: st.const(bits, dt))
     raise _bad(ins, f"expected a register or an immediate, got '{op}'", op)
 
 
-def _reader(op, w, ins, have=None):
-    """fn(state) -> the bits of register `op` as a `w`-bit array (checked to be set).
-    `have`: the register's width (its array's dtype), when known."""
-    name, dt = op.name, _DTYPE[w]
-    if have == w:
-        def read_same(st):
+def _shared(prog, key, fn):
+    """One accessor per `key` in a program (`fn` the first time)."""
+    return prog.accessors.setdefault(key, fn)
+
+
+class _Unset(Exception):
+    """Raised by a register reader: the step that ran it turns it into UninitializedRegister
+    at the operand's position (readers are shared by every statement that reads the
+    register at one width; see _unset)."""
+
+    def __init__(self, name, arr):
+        super().__init__(name)
+        self.name = name
+        self.arr = arr
+
+
+def _reader(prog, name, w):
+    """fn(state) -> the bits of register `name` as a `w`-bit array (checked to be set; _Unset
+    when it is not).  One per register and width in a program."""
+    key = ("reg", name, w)
+    hit = prog.accessors.get(key)
+    if hit is not None:
+        return hit
+    dt = _DTYPE[w]
+    if prog.width.get(name) == w:          # the register's arrays are of this width
+        def read(st):
             arr = st.regs.get(name)
             if arr is None or (name not in st.full and not st.init[name][st.mask].all()):
-                st.uninitialized(op, ins, arr)
+                raise _Unset(name, arr)
             return arr
-        return read_same
-
-    def read(st):
-        arr = st.regs.get(name)
-        if arr is None or (name not in st.full and not st.init[name][st.mask].all()):
-            st.uninitialized(op, ins, arr)
-        return arr if arr.dtype == dt else _narrow_bits(arr, w)
+    else:
+        def read(st):
+            arr = st.regs.get(name)
+            if arr is None or (name not in st.full and not st.init[name][st.mask].all()):
+                raise _Unset(name, arr)
+            return arr if arr.dtype == dt else _narrow_bits(arr, w)
+    prog.accessors[key] = read
     return read
+
+
+def _unset(st, step, e):
+    """The UninitializedRegister of a step whose reader raised _Unset: at the first operand
+    that reads the register (readers run in operand order)."""
+    ins = step.instr
+    reg = next((r for r, _ in step.reads if isinstance(r, Reg) and r.name == e.name),
+               Reg(e.name))
+    try:
+        st.uninitialized(reg, ins, e.arr)
+    except UninitializedRegister as err:
+        return err
+    raise AssertionError("unreachable")
 
 
 def _dst(prog, ins, op, typ, writes):
@@ -1354,7 +1387,10 @@ def _execute_steps(prog, st, n):
             continue
         if step.pred is None and step.kind == "op" and st.all_on:
             st.mask = st.active                    # the common case: every thread runs it
-            step.run(st)
+            try:
+                step.run(st)
+            except _Unset as e:
+                raise _unset(st, step, e) from None
             continue
         ins = step.instr
         mask = st.mask = st.active
@@ -1381,7 +1417,10 @@ def _execute_steps(prog, st, n):
             continue
         all_on = st.all_on
         st.all_on = bool(mask.all())
-        step.run(st)
+        try:
+            step.run(st)
+        except _Unset as e:
+            raise _unset(st, step, e) from None
         st.all_on = all_on
         st.mask = st.active
 
