@@ -43,7 +43,7 @@ import numbers
 import re
 import sys
 from bisect import bisect_right
-from functools import lru_cache
+from functools import lru_cache, partial
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -248,16 +248,8 @@ class _Prog:
         """register -> the first floating-point type an instruction reads it as (a .b16
         register that fma.rn.bf16 reads: 'bf16'), for showing its bits as a value."""
         if self._read_as is None:
-            self._read_as = self._first_reads()
+            self.needed, self._read_as = _scan_reads(self)
         return dict(self._read_as)
-
-    def _first_reads(self):
-        out = {}
-        for step in self.steps:
-            for r, t in step.reads:
-                if isinstance(r, Reg) and t in ("f16", "bf16", "f32", "f16x2", "bf16x2", "f64"):
-                    out.setdefault(r.name, t)
-        return out
 
     # Called by the compilers for every register operand, in program order.
     def use(self, reg, typ, line, col, write):
@@ -658,29 +650,36 @@ def _c_row(prog, ins):
     if core is not None and d.name != "_":
         # the operands are the registers' own arrays (1-D, of the operands' widths): the
         # family's kernel runs on them without the entry point's operand checks
-        put = _puts(prog, d, out_dt)
-        if len(srcs) == 1:
-            s0, = srcs
-
-            def run(st):
-                r = core((s0(st),), st.n)
-                st.put(d, typ, r) if put else st.write(d, typ, r)
-        elif len(srcs) == 2:
-            s0, s1 = srcs
-
-            def run(st):
-                r = core((s0(st), s1(st)), st.n)
-                st.put(d, typ, r) if put else st.write(d, typ, r)
-        else:
-            def run(st):
-                r = core([s(st) for s in srcs], st.n)
-                st.put(d, typ, r) if put else st.write(d, typ, r)
+        store = _State.put if _puts(prog, d, out_dt) else _State.write
+        run = partial(_ROW_RUNS.get(len(srcs), _row_n), core, store, d, typ, *srcs)
         return _Step(ins, run, reads, writes)
     entry = ENTRY[form.family]
 
     def run(st):
         st.write(d, typ, entry(form, *[s(st) for s in srcs]))
     return _Step(ins, run, reads, writes)
+
+
+# A row's step: partial(_rowK, core, store, d, typ, *readers)(st).  A partial holds its
+# arguments in one tuple, where a closure holds a cell for each: fewer objects per statement.
+def _row1(core, store, d, typ, s0, st):
+    store(st, d, typ, core((s0(st),), st.n))
+
+
+def _row2(core, store, d, typ, s0, s1, st):
+    store(st, d, typ, core((s0(st), s1(st)), st.n))
+
+
+def _row3(core, store, d, typ, s0, s1, s2, st):
+    store(st, d, typ, core((s0(st), s1(st), s2(st)), st.n))
+
+
+def _row_n(core, store, d, typ, *args):
+    *srcs, st = args
+    store(st, d, typ, core([s(st) for s in srcs], st.n))
+
+
+_ROW_RUNS = {1: _row1, 2: _row2, 3: _row3}
 
 
 @lru_cache(maxsize=4096)
@@ -1233,27 +1232,34 @@ def _lookup(names, key):
 def _needed(prog):
     """Registers and params read before any write, in program order: {name: InputInfo}."""
     if prog.needed is None:
-        prog.needed = _find_needed(prog)
+        prog.needed, prog._read_as = _scan_reads(prog)
     return {k: replace(v) for k, v in prog.needed.items()}   # the caller's own InputInfos
 
 
-def _find_needed(prog):
-    written, out = set(), {}
+_FLOAT_READS = frozenset(("f16", "bf16", "f32", "f16x2", "bf16x2", "f64"))
+
+
+def _scan_reads(prog):
+    """One pass over the steps: (the values read before they are written, as InputInfos;
+    register -> the first floating-point type an instruction reads it as)."""
+    written, out, read_as = set(), {}, {}
     for s in prog.steps:
         for r, t in s.reads:
-            if isinstance(r, tuple):                   # ('param', name)
+            if type(r) is tuple:                       # ('param', name)
                 name = r[1]
                 if name not in out:
                     ptype, psize, line, col = prog.param_type[name]
                     out[name] = InputInfo(name, ptype, psize * 8, "param", line, col)
                 continue
-            if r.name not in written and r.name not in out:
-                out[r.name] = InputInfo(r.name, t,
-                                        prog.width[r.name], "register", r.line or s.instr.line,
-                                        r.col or s.instr.col)
+            name = r.name
+            if t in _FLOAT_READS and name not in read_as:
+                read_as[name] = t
+            if name not in written and name not in out:
+                out[name] = InputInfo(name, t, prog.width[name], "register",
+                                      r.line or s.instr.line, r.col or s.instr.col)
         for r, _ in s.writes:
             written.add(r.name)
-    return out
+    return out, read_as
 
 
 @guarded("run")
