@@ -133,6 +133,7 @@ def test_mutated_lines_read_the_same():
             same("\t" + m + "\n  ret;\n", "snippet")
             same(f".reg .b32 %r<4>;\n{m}")
             same(f".version 8.0\n.target sm_90\n.entry k()\n{{\n{m}\n}}\n")
+            same(f".version 8.0\n.target sm_90\n.entry k()\n{{\n.loc 1 2 3\n{m}\n}}\n")
 
 
 def test_mutated_module_lines_read_the_same():
@@ -149,6 +150,15 @@ def test_mutated_module_lines_read_the_same():
             if k % 5 == 0:
                 same("\n".join(head + [".visible .entry k()", "{"] + decls + body[:i] + [m]
                                + body[i + 1:] + ["}", ""]))
+
+
+@pytest.mark.parametrize("after", [
+    "\n  add.s32 %r1, %r2, 1;", "\n;\nret;", " ;\nret;", "\n/* c */ ;\nret;", "\n/* c\n */ ;ret;",
+    " // c\n\n ret;", "", "\n", " 4 5\nret;", "\n.loc 1 2 3\n@%p1 bra L;\nL: ret;",
+    "/* c */ ret;", "\n\tmov.b32 %r1, {%h1, %h2};\n"])
+def test_line_directives_read_the_same(after):
+    """After '.loc' the next token is made only when it may be a ';' on the next line."""
+    same(f".version 8.0\n.target sm_90\n.entry k()\n{{\n.loc 1 2 3{after}\n}}\n")
 
 
 def test_errors_after_the_first_statement_keep_their_order():

@@ -717,10 +717,26 @@ class _Parser:
     def line_directive(self):
         t = self.next()
         self.prog.directives.append((t.text, t.line, t.col))
-        while self.tok.kind != "eof" and not self.tok.nl_before:
+        while True:
+            if self.i == len(self.toks) and self.line_ends():
+                return                                  # (the next token is made later)
+            if self.tok.kind == "eof" or self.tok.nl_before:
+                break
             self.next()
         if self.at(";"):                                # tolerate '.loc 1 2 3;'
             self.next()
+
+    def line_ends(self):
+        """With no token made ahead: does the line end before the next token, and is that
+        token no ';' (what line_directive looks for)?  Then it need not be made now, and the
+        fast path may read the statement that follows."""
+        lx = self.lexer
+        if lx.done:
+            return False
+        m = _BLANK.match(self.text, lx.pos)
+        end = m.end()
+        # at a block comment the tokens decide (one may hide a ';' or end on this line)
+        return end == lx.n or (self.text[end] not in ";/" and "\n" in m.group())
 
     def other_directive(self):
         """An unknown directive: skip it up to ';' (or a brace block)."""
@@ -1008,34 +1024,36 @@ class _Parser:
         otherwise.  Called only when no token is made ahead."""
         lx = self.lexer
         pos = lx.pos
-        m = _FAST.match(self.text, pos)
+        text = self.text
+        m = _FAST.match(text, pos)
         if m is None:
             return False
         line, line_start = lx.line, lx.line_start
         lead = m.end(1)
         if lead > pos:
-            k = self.text.count("\n", pos, lead)
+            k = text.count("\n", pos, lead)
             if k:
                 line += k
-                line_start = self.text.rindex("\n", pos, lead) + 1
+                line_start = text.rindex("\n", pos, lead) + 1
         pred = None
         if m.start(3) >= 0:
             pred = Pred(m.group(3), m.start(2) >= 0, line, m.start(3) - line_start + 1)
         ops = []
         a0, a1 = m.span(5)
-        text = self.text
-        if a0 >= 0 and "{" not in text[a0:a1] and "[" not in text[a0:a1]:
+        args = text[a0:a1] if a0 >= 0 else ""
+        if args and "{" not in args and "[" not in args:
             # names and numbers only (checked by _FAST): split at the commas
-            at = a0
-            for piece in text[a0:a1].split(","):
-                tok = piece.strip()                   # spaces are _S's, which strip() takes
-                col = at + len(piece) - len(piece.lstrip()) - line_start + 1
+            at = a0 - line_start + 1
+            for piece in args.split(","):
+                tok = piece.lstrip()                  # spaces are _S's, which strip() takes
+                col = at + len(piece) - len(tok)
+                tok = tok.rstrip()
                 if tok[0] in "0123456789-":
                     ops.append(Imm(tok, *parse_number(tok)[::-1], line, col))
                 else:
                     ops.append(Reg(tok, line, col))
                 at += len(piece) + 1
-        elif a0 >= 0:
+        elif args:
             for o in _FAST_OPERAND.finditer(text, a0, a1):
                 kind = o.lastgroup
                 at = o.start(kind)
@@ -1193,6 +1211,8 @@ _FAST_OPERAND = re.compile(
     rf"{_S}*(?:(?P<reg>!?{_W})|(?P<num>{_NUM})|(?P<vec>{_VEC})|(?P<addr>{_ADDR})){_S}*,?")
 _FAST_WORD = re.compile(_W)
 _FAST_ADDR = re.compile(rf"{_S}*(?:({_W})(?:{_S}*([+-]){_S}*({_INT}))?|({_INT})){_S}*")
+#: spaces, newlines and line comments (what the lexer skips, block comments aside)
+_BLANK = re.compile(r"(?>(?:[ \t\r\f\v]|\n|//[^\n]*)*)")
 #: a module directive could be in the text (else 'auto' reads a snippet, tokens on demand)
 _MODULE_HINT = re.compile(r"\.(?:version|target|address_size|entry|func|visible|extern|weak"
                           r"|common)(?![\w$])")
