@@ -1,20 +1,25 @@
 """PTX interpreter cost per instruction: a straight-line snippet of N lines, read, checked and
 run on one thread (docs/performance.md, "PTX interpreter").
 
-    PYTHONPATH=src python benchmarks/interp_bench.py [N] [--threads T]
+    PYTHONPATH=src python benchmarks/interp_bench.py [N] [--threads T] [--repeat R] [--parts]
 
-Prints seconds for check() and run() and the cost per line.  The snippet cycles through
-half-precision fma/add/mul, a packed form, mov, integer add, cvt and setp/selp over 8
-registers of each kind, so each line reads registers the previous lines wrote.
+Prints the CPU time (``time.process_time``, the best of R runs; steadier than wall time on a
+shared machine, which is printed too) of check() and run() and the cost per line.  With
+--parts, also the pieces of run(text): reading (ptxfp.ptx.read), compiling
+(ptxfp.ptx.interp.prepare of the read program) and running the compiled program.  The snippet
+cycles through half-precision fma/add/mul, a packed form, mov, integer add, cvt and setp/selp
+over 8 registers of each kind, so each line reads registers the previous lines wrote.
 """
 
 import argparse
+import gc
 import time
 
 import numpy as np
 
 import ptxfp
-from ptxfp.ptx.interp import inputs_needed
+from ptxfp.ptx import read
+from ptxfp.ptx.interp import inputs_needed, prepare
 
 BODY = [
     "fma.rn.f16 %h{a}, %h{b}, %h{c}, %h{d};",
@@ -52,26 +57,51 @@ def inputs(text, threads):
     return {k: v for k, v in out.items() if k in need}
 
 
+def timed(fn, repeat):
+    """(best CPU seconds, best wall seconds, the last result) of `repeat` calls; the result
+    of a call is freed inside its timing (as when a caller drops it)."""
+    cpu = wall = float("inf")
+    out = None
+    for _ in range(repeat):
+        out = None
+        gc.collect()
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = fn()
+        c1, w1 = time.process_time(), time.perf_counter()
+        cpu, wall = min(cpu, c1 - c0), min(wall, w1 - w0)
+    return cpu, wall, out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("n", nargs="?", type=int, default=200_000)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--parts", action="store_true")
     args = ap.parse_args()
-    text = snippet(args.n)
+    n = args.n
+    text = snippet(n)
     ins = inputs(text, args.threads)
     small = snippet(50)
     ptxfp.run(small, inputs(small, args.threads))   # warm the kernels
-    t0 = time.perf_counter()
-    rep = ptxfp.check(text)
-    t1 = time.perf_counter()
+    rows = []
+    cpu, wall, rep = timed(lambda: ptxfp.check(text), args.repeat)
     assert rep.ok, rep.errors[:3]
-    res = ptxfp.run(text, ins)
-    t2 = time.perf_counter()
+    rows.append(("check(text)", cpu, wall))
+    cpu, wall, res = timed(lambda: ptxfp.run(text, ins), args.repeat)
     assert len(res) >= 40
-    print(f"lines={args.n} threads={args.threads}")
-    print(f"check: {t1 - t0:.3f} s  ({(t1 - t0) / args.n * 1e6:.1f} us/line, "
-          f"{(t1 - t0) / args.n * 1e6:.1f} ms per 1,000 lines)")
-    print(f"run:   {t2 - t1:.3f} s  ({(t2 - t1) / args.n * 1e6:.1f} us/instruction)")
+    rows.append(("run(text)", cpu, wall))
+    if args.parts:
+        cpu, wall, prog = timed(lambda: read(text), args.repeat)
+        rows.append(("  read", cpu, wall))
+        cpu, wall, prep = timed(lambda: prepare(prog), args.repeat)
+        rows.append(("  compile (prepare)", cpu, wall))
+        cpu, wall, _ = timed(lambda: ptxfp.run(prep, ins), args.repeat)
+        rows.append(("  run(prepared)", cpu, wall))
+    print(f"lines={n} threads={args.threads} repeat={args.repeat} (best; CPU time, wall time)")
+    for name, cpu, wall in rows:
+        print(f"{name:20s} {cpu:8.3f} s CPU {cpu / n * 1e6:7.2f} us/line   "
+              f"({wall:.3f} s wall)")
 
 
 if __name__ == "__main__":

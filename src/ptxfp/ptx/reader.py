@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from .. import types
 from ..errors import PtxSyntaxError
+from ..limits import paused_gc
 
 __all__ = [
     "read", "Program", "Function", "Param", "Decl", "Instr", "Reg", "Imm", "Vec", "Addr",
@@ -1235,6 +1236,11 @@ def read(text, *, mode="auto"):
         raise PtxSyntaxError(f"PTX text must be a string, got {type(text).__name__}")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    with paused_gc():             # (as check and run do: reading makes no cycles)
+        return _read(text, mode)
+
+
+def _read(text, mode):
     lexer = _Lexer(text)
     if mode == "auto":
         bare = _strip_comments(text).strip()
