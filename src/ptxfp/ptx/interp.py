@@ -205,7 +205,11 @@ class _Prog:
             seen = self._scoped.get(id(getattr(ins, "scope", None)))
             if seen is not None:
                 for o in ins.operands:
-                    if type(o) is not Reg or seen.get(o.name) != o.name:
+                    if type(o) is Reg:
+                        if seen.get(o.name) != o.name:
+                            break
+                    elif type(o) is not Vec or not all(
+                            type(i) is Reg and seen.get(i.name) == i.name for i in o.items):
                         break
                 else:
                     return ins
@@ -507,7 +511,16 @@ _parse_once = lru_cache(maxsize=4096)(parse)
 
 def _src(prog, ins, op, typ, reads):
     """Register the use of a source operand; return an accessor fn(state) -> bits."""
-    if type(op) is Reg or isinstance(op, Reg):
+    if type(op) is Reg:
+        # the common case first: a register read at its width again (use() has nothing to
+        # check or fix), no parameter, no special register
+        name = op.name
+        w = WIDTH[typ]
+        if prog.width.get(name) == w and not prog.params and not _special(name):
+            reads.append((op, typ))
+            hit = prog.accessors.get(("reg", name, w))
+            return hit if hit is not None else _reader(prog, name, w)
+    if isinstance(op, Reg):
         name = op.name
         if prog.params and prog.params.get(name) is not None:
             raise _bad(ins, f"'{name}' is a parameter: load it with ld.param", op)
@@ -582,7 +595,8 @@ def _unset(st, step, e):
 def _dst(prog, ins, op, typ, writes):
     if not isinstance(op, Reg):
         raise _bad(ins, f"the destination must be a register, got '{op}'", op)
-    prog.use(op, typ, ins.line, ins.col, True)
+    if prog.width.get(op.name) != WIDTH[typ] or _special(op.name):
+        prog.use(op, typ, ins.line, ins.col, True)     # (at its width again: nothing to do)
     writes.append((op, typ))
     return op
 
@@ -591,7 +605,15 @@ def _puts(prog, d, dt):
     """Can the step store a new array of dtype `dt` in register `d` with _State.put (it has
     the register's dtype)?  False for '_' and a wider register (write() widens)."""
     w = prog.width.get(d.name)
-    return w is not None and _DTYPE[w] == np.dtype(dt)
+    if w is None:
+        return False
+    hit = _PUTS.get((w, dt))
+    if hit is None:
+        hit = _PUTS[(w, dt)] = _DTYPE[w] == np.dtype(dt)
+    return hit
+
+
+_PUTS = {}
 
 
 @lru_cache(maxsize=4096)
@@ -780,6 +802,10 @@ _INT_OPS = {
 }
 
 
+_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
+           "or": np.bitwise_or, "xor": np.bitwise_xor, "min": np.minimum, "max": np.maximum}
+
+
 def _c_pred(prog, ins):
     """and/or/xor/not on .pred."""
     op = ins.opcode
@@ -793,33 +819,47 @@ def _c_pred(prog, ins):
     return _Step(ins, lambda st: st.write(d, "pred", f(*[x(st) for x in srcs])), reads, writes)
 
 
-def _c_int(prog, ins):
-    """Integer add/sub/mul(.lo/.wide)/mad(.lo/.wide)/min/max/and/or/xor/not/neg/shl/shr."""
-    types = _types_of(ins)
-    if types == ["pred"] and ins.opcode in ("and", "or", "xor", "not") and \
-            ins.suffixes == ("pred",):
-        return _c_pred(prog, ins)
+@lru_cache(maxsize=4096)
+def _int_plan(spelling):
+    """What _c_int decides from an opcode spelling alone, once per spelling: ('pred',),
+    ('ok', type, opcode, .wide, destination type), or ('unsupported' | 'bad', message)."""
+    types = list(_spelling_types(spelling))
+    op, *suffixes = spelling.split(".")
+    if types == ["pred"] and op in ("and", "or", "xor", "not") and suffixes == ["pred"]:
+        return ("pred",)
     if len(types) != 1 or types[0] not in WIDTH or types[0][0] not in "bsu" or \
             types[0] in ("bf16", "b8", "u8", "s8"):
-        raise _unsupported(ins, "integer forms take one .b/.u/.s 16/32/64 type")
+        return ("unsupported", "integer forms take one .b/.u/.s 16/32/64 type")
     t = types[0]
-    sfx = set(ins.suffixes) - {t}
-    op = ins.opcode
+    sfx = set(suffixes) - {t}
     wide = "wide" in sfx
     if op in ("mul", "mad"):
         if "hi" in sfx:
-            raise _unsupported(ins, ".hi is not modeled")
+            return ("unsupported", ".hi is not modeled")
         if not (wide or "lo" in sfx):
-            raise _bad(ins, f"{op} on integers needs .lo, .hi or .wide")
+            return ("bad", f"{op} on integers needs .lo, .hi or .wide")
         sfx -= {"lo", "wide"}
     if sfx:
-        raise _unsupported(ins, f"modifiers {', '.join('.' + x for x in sorted(sfx))} are not "
-                                "modeled")
+        return ("unsupported", f"modifiers {', '.join('.' + x for x in sorted(sfx))} are not "
+                               "modeled")
     dt = t
     if wide:
         if WIDTH[t] == 64:
-            raise _bad(ins, ".wide needs a 16- or 32-bit type")
+            return ("bad", ".wide needs a 16- or 32-bit type")
         dt = t[0] + str(2 * WIDTH[t])
+    return ("ok", t, op, wide, dt)
+
+
+def _c_int(prog, ins):
+    """Integer add/sub/mul(.lo/.wide)/mad(.lo/.wide)/min/max/and/or/xor/not/neg/shl/shr."""
+    plan = _int_plan(ins.opcode_spelling)
+    if plan[0] == "pred":
+        return _c_pred(prog, ins)
+    if plan[0] == "unsupported":
+        raise _unsupported(ins, plan[1])
+    if plan[0] == "bad":
+        raise _bad(ins, plan[1])
+    _, t, op, wide, dt = plan
     w = WIDTH[t]
     reads, writes = [], []
     if op in ("not", "neg"):
@@ -863,9 +903,7 @@ def _c_int(prog, ins):
         put = _puts(prog, d, _DTYPE[w])
         s0, s1 = srcs
         view = _SIGNED[w] if (op in ("min", "max") and t[0] == "s") else None
-        uf = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
-              "or": np.bitwise_or, "xor": np.bitwise_xor, "min": np.minimum,
-              "max": np.maximum}[op]
+        uf = _UFUNCS[op]
         if view is None:
             def run(st):
                 r = uf(s0(st), s1(st))
@@ -1104,6 +1142,11 @@ _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
         "lo": "<", "ls": "<=", "hi": ">", "hs": ">="}
 
 
+_SETP_SIGNED = {16: np.int16, 32: np.int32, 64: np.int64}
+_COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+            ">": np.greater, ">=": np.greater_equal}
+
+
 def _c_setp(prog, ins):
     types = _types_of(ins)
     cmps = [s for s in ins.suffixes if s in _CMP]
@@ -1121,15 +1164,15 @@ def _c_setp(prog, ins):
     b = _src(prog, ins, ins.operands[2], t, reads)
     ds = [_dst(prog, ins, o, "pred", writes) for o in dests]
     signed = t[0] == "s"
-    view = {16: np.int16, 32: np.int32, 64: np.int64}.get(WIDTH[t]) if signed else None
-    cmp = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
-           ">": np.greater, ">=": np.greater_equal}[_CMP[c]]
+    w = WIDTH[t]
+    cmp = _COMPARE[_CMP[c]]
     puts = [_puts(prog, o, np.bool_) for o in ds]
 
     def run(st):
         x, y = a(st), b(st)                  # arrays of the type's width (the readers')
-        if view is not None:
-            x, y = x.view(view), y.view(view)
+        if signed:
+            v = _SETP_SIGNED[w]              # (no 8-bit setp: a KeyError, as it always was)
+            x, y = x.view(v), y.view(v)
         r = cmp(x, y)
         st.put(ds[0], "pred", r) if puts[0] else st.write(ds[0], "pred", r)
         if len(ds) > 1:
