@@ -575,3 +575,50 @@ def test_register_names_with_or_without_percent_and_declared_types():
     text = ".reg .f32 %f<2>;\n.reg .b16 %h<2>;\ncvt.rn.f16.f32 %h0, %f1;\n"
     r = ptxfp.run(text, {"f1": 0x3F800000})
     assert set(r) == {"%f1", "%h0"} and r["%h0"].dtype == np.uint16
+
+
+# --- every form through the interpreter's kernel path ------------------------------------------
+
+def _form_snippet(spelling):
+    """`spelling d, a, b ...;` with its source operands named s0, s1 ... (the four sources
+    of a .x4 destination written as one vector, as cvt.rs takes them)."""
+    form = ptxfp.parse(spelling)
+    names = [f"s{i}" for i in range(len(form.operand_names))]
+    if form.dtype.endswith("x4") and len(names) == 5:
+        ops = "{" + ", ".join(names[:4]) + "}, " + names[4]
+    else:
+        ops = ", ".join(names)
+    return form, names, f"{spelling} d, {ops};"
+
+
+@pytest.mark.parametrize("pol", [{}, {"canonical_nan_f16": 0x7E00, "canonical_nan_bf16": 0x7FC0,
+                                      "canonical_nan_f32": 0x7FC00000,
+                                      "ftz_tininess": "before_rounding",
+                                      "widen_nan": "payload", "negabs_nan": "sign",
+                                      "sat_minus_zero_to_plus": False,
+                                      "oob_tests_c": True}], ids=["default", "other"])
+def test_every_form_runs_as_its_entry_point(pol):
+    """run() computes each form with the family's kernel (dispatch.CORE) without the entry
+    point's operand checks: the same bits as ptxfp.dispatch.compute, under the policy in
+    force, for every modelled spelling (random operands, specials included); under another
+    policy for one spelling in nine (each is a kernel to compile on a fresh cache)."""
+    from ptxfp import types as ptypes
+    from ptxfp.dispatch import compute
+    rng = np.random.default_rng(10)
+    specials = {16: [0, 0x8000, 0x7C00, 0x7E00, 0x7FFF, 0x0001, 0x3C00, 0x7F80, 0xFF80],
+                32: [0, 0x80000000, 0x7F800000, 0x7FC00000, 0x00000001, 0x3F800000]}
+    with ptxfp.policy.using(**pol):
+        spellings = ptxfp.isa.all_spellings()
+        for spelling in spellings if not pol else spellings[::9]:
+            form, names, text = _form_snippet(spelling)
+            ins = {}
+            for n, f in zip(names, form.operand_formats):
+                w = ptypes.width(f)
+                v = rng.integers(0, 1 << w, 48, dtype=np.uint64)
+                sp = specials.get(w, [])
+                v[:len(sp)] = sp
+                ins[n] = v.astype(f"uint{w}")
+            got = ptxfp.run(text, ins)["d"]
+            want = compute(form, *(ins[n] for n in names))
+            assert np.array_equal(got.astype(np.uint64), np.asarray(want).astype(np.uint64)), \
+                spelling
