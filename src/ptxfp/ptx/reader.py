@@ -456,8 +456,8 @@ def tokenize(text):
 
 
 class _Lexer:
-    """Tokens of ``text``, made on demand: ``lex()`` appends the next token to ``toks`` (the
-    'eof' token last), ``lex(True)`` all the rest.  ``pos``, ``line``, ``line_start`` and ``nl``
+    """Tokens of ``text``, made on demand: ``lex()`` appends the tokens up to the end of the
+    line of the next token to ``toks`` (the 'eof' token last), ``lex(True)`` all the rest.  ``pos``, ``line``, ``line_start`` and ``nl``
     say where the next token starts; the parser's fast statement path (``_Parser.fast``) reads
     a plain statement line from there itself and moves them past it."""
     __slots__ = ("text", "n", "pos", "line", "line_start", "nl", "toks", "done")
@@ -475,6 +475,7 @@ class _Lexer:
             return
         text, n, toks = self.text, self.n, self.toks
         pos, line, line_start, nl = self.pos, self.line, self.line_start, self.nl
+        made = len(toks)
         while pos < n:
             m = _TOKEN.match(text, pos)
             col = pos - line_start + 1
@@ -499,6 +500,9 @@ class _Lexer:
                 line += 1
                 line_start = pos
                 nl = True
+                if not everything and len(toks) > made:       # a line's tokens at a time
+                    self.pos, self.line, self.line_start, self.nl = pos, line, line_start, nl
+                    return
                 continue
             if kind == "bc":
                 end = text.find("*/", pos + 2)
@@ -519,9 +523,6 @@ class _Lexer:
             toks.append(Tok(kind, m.group(), line, col, pos, m.end(), nl))
             nl = False
             pos = m.end()
-            if not everything:
-                self.pos, self.line, self.line_start, self.nl = pos, line, line_start, nl
-                return
         toks.append(Tok("eof", "", line, pos - line_start + 1, pos, pos, True))
         self.pos, self.line, self.line_start, self.nl = pos, line, line_start, nl
         self.done = True
@@ -737,7 +738,7 @@ class _Parser:
         m = _BLANK.match(self.text, lx.pos)
         end = m.end()
         # at a block comment the tokens decide (one may hide a ';' or end on this line)
-        return end == lx.n or (self.text[end] not in ";/" and "\n" in m.group())
+        return end == lx.n or (self.text[end] not in ";/" and (lx.nl or "\n" in m.group()))
 
     def other_directive(self):
         """An unknown directive: skip it up to ';' (or a brace block)."""
@@ -1252,12 +1253,13 @@ def _read(text, mode):
             # a module when any token is a module directive: made one by one until one is
             # (usually the first, .version), so that the rest is made on demand
             mode = "snippet"
-            while not lexer.done:
+            seen = 0
+            while mode == "snippet" and not lexer.done:
                 lexer.lex()
-                t = lexer.toks[-1]
-                if t.kind == "dir" and t.text in _MODULE_DIRECTIVES:
+                if any(t.kind == "dir" and t.text in _MODULE_DIRECTIVES
+                       for t in lexer.toks[seen:]):
                     mode = "module"
-                    break
+                seen = len(lexer.toks)
     if mode == "spelling":
         toks = tokenize(text)
         words = [t for t in toks if t.kind != "eof"]
