@@ -77,6 +77,13 @@ RULES = {
 }
 
 
+#: modifiers.unknown_modifiers once per spelling (a module repeats its spellings; its scan of
+#: the longer names cost more than the rest of checking an instruction)
+@lru_cache(maxsize=4096)
+def _unknown_modifiers(spelling: str, name: str) -> tuple[tuple[int, str], ...]:
+    return tuple(unknown_modifiers(spelling, name))
+
+
 # ---------------------------------------------------------------------------------------------
 # diagnostics
 
@@ -686,7 +693,7 @@ class _Checker:
             else:
                 # ptxas reads every token after the name as a modifier, whatever the
                 # instruction, and names one it does not know (modifiers.py)
-                for off, tok in unknown_modifiers(ins.opcode_spelling, name):
+                for off, tok in _unknown_modifiers(ins.opcode_spelling, name):
                     msg = f"Unknown modifier '.{tok}'"
                     self.add("error", ins.line, ins.col + off, msg, "unknown-modifier", msg)
                 self.add("info", ins.line, ins.col,
