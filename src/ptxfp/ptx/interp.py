@@ -4,7 +4,8 @@ threads at once and returns every register's final bits.
 What is modeled
 ---------------
 - the arithmetic forms of the core (``add/sub/mul/fma`` on .f16/.bf16/.f16x2/.bf16x2 and the
-  mixed .f32 forms), dispatched to :func:`ptxfp.execute`;
+  mixed .f32 forms), computed as :func:`ptxfp.execute` computes them (its kernels, called
+  without its operand checks: ``dispatch.CORE``);
 - ``cvt`` between .f32 and .f16/.bf16/.f16x2/.bf16x2 (:func:`ptxfp.convert`), and integer
   ``cvt`` between .u/.s 8..64-bit types (truncate / zero- or sign-extend);
 - ``mov`` of registers, immediates and special registers (``%tid.x`` is the thread index,
@@ -651,7 +652,9 @@ def _compile(prog, ins):
 
 def _c_row(prog, ins):
     """A form of the instruction table (any family): its row says the operands and their
-    types; the family's entry point (``dispatch.ENTRY``: execute or convert) runs it."""
+    types; the family's core (``dispatch.CORE``: execute's, convert's or min/max's kernels
+    without their operand checks) runs it, or its entry point (``dispatch.ENTRY``) where the
+    family has no core for the form."""
     try:
         form = _parse_once(ins.opcode_spelling)
     except SpellingError as e:
