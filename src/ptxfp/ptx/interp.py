@@ -1159,6 +1159,9 @@ def _c_setp(prog, ins):
     if set(ins.suffixes) - {types[0], cmps[0]}:
         raise _unsupported(ins, "setp with a boolean combination (.and/.or/.xor) is not modeled")
     t, c = types[0], cmps[0]
+    if WIDTH[t] not in _SETP_SIGNED:                # ptxas: no 8-bit (or 128-bit) setp
+        raise _unsupported(ins, "Unexpected instruction types specified for 'setp' (ptxas "
+                                "takes 16-, 32- and 64-bit integer types)")
     _nops(ins, 3)
     reads, writes = [], []
     dst = ins.operands[0]
@@ -1174,7 +1177,7 @@ def _c_setp(prog, ins):
     def run(st):
         x, y = a(st), b(st)                  # arrays of the type's width (the readers')
         if signed:
-            v = _SETP_SIGNED[w]              # (no 8-bit setp: a KeyError, as it always was)
+            v = _SETP_SIGNED[w]
             x, y = x.view(v), y.view(v)
         r = cmp(x, y)
         st.put(ds[0], "pred", r) if puts[0] else st.write(ds[0], "pred", r)
