@@ -1,13 +1,14 @@
-"""bf16 fma on inputs that leave binary32's range: the scaled binary32 lane
-(``arith.fma_bf16_odd32``, docs/semantics.md "Fast lane") against the float64 reference lane
-and the MPFR oracle.
+"""bf16 fma on inputs that leave binary32's range: the frame lane (``arith.fma_bf16_frame``,
+docs/semantics.md "Fast lane") against the float64 reference lane and the MPFR oracle.
 
 The kernel runs a block of 1,024 lanes on the plain binary32 sum and, when the block raised the
-underflow or overflow flag, on the scaled lane (and the 15 blocks after it too).  These tests
-give the scaled lane inputs aimed at each of its cases (product exponent sum S at the edges of
--135 .. 125, half-scale products that overflow, tiny products next to near and far addends,
-subnormal addends, exact cancellation, specials), run it on every lane whatever the flags say,
-and run whole arrays through ``execute`` where clean and flagged blocks alternate.
+underflow or overflow flag, on the frame lane (and the 15 blocks after it too).  These tests
+give the frame lane inputs aimed at each of its cases (``hard_mix``: product exponent sums at
+the edges of binary32's range, tiny products next to near and far addends, subnormal addends,
+exact cancellation, specials; ``frame_edges``: results at the edges of the subnormal, normal
+and overflow ranges, the addend's scale at the edges of the stand-in, -40 below the product's,
+and the product's at the same edge below the addend's), run it on every lane whatever the flags
+say, and run whole arrays through ``execute`` where clean and flagged blocks alternate.
 """
 
 import dataclasses
@@ -72,6 +73,35 @@ def hard_mix(rng, n):
     return a, b, c
 
 
+def frame_edges(rng, n):
+    """bf16 fma operand bits (a, b, c) at the edges of the frame lane's cases: a*b near 2**L
+    for L at binary32's subnormal, normal and overflow edges (and 1), and c with its exponent
+    field d away from the product's (d at and beside +-40, the stand-in's edge, at the
+    product's width of 16 bits, and equal), or c = -(a*b) rounded to bf16 and nudged."""
+    fa = rng.integers(0, 256, n)
+    L = rng.choice([-300, -266, -160, -151, -150, -149, -148, -134, -133, -132, -127, -126,
+                    -125, 0, 126, 127, 128, 129, 200], n) + rng.integers(-1, 2, n)
+    fb = np.where(rng.integers(0, 8, n) == 0, rng.integers(0, 3, n),      # subnormal b
+                  L + 254 - np.maximum(fa, 1))
+    fa = np.where(rng.integers(0, 8, n) == 0, rng.integers(0, 3, n), fa)  # subnormal a
+    a, b = _bits(rng, fa), _bits(rng, np.maximum(fb, 0))
+    fp = np.clip(L + 127, -200, 400)                         # the product's field, unclipped
+    d = rng.choice([-60, -48, -42, -41, -40, -39, -38, -32, -25, -24, -16, -9, -8, -1, 0, 1,
+                    8, 9, 15, 16, 17, 24, 25, 38, 39, 40, 41, 42, 48, 60], n)
+    fc = np.where(rng.integers(0, 10, n) == 0, rng.integers(0, 2, n), fp + d)
+    c = _bits(rng, np.clip(fc, 0, 254))
+    kind = rng.integers(0, 6, n)
+    with np.errstate(all="ignore"):
+        prod = vectors.to_float(a, vectors.BF16) * vectors.to_float(b, vectors.BF16)
+        cancel = vectors.from_float(np.clip(-prod, -3.3e38, 3.3e38), vectors.BF16)
+    cancel = vectors.nudge(cancel, np.where(kind == 5, rng.integers(-2, 3, n), 0), vectors.BF16)
+    c = np.where((kind >= 4) & np.isfinite(prod), cancel, c).astype(np.uint16)
+    for x in (a, b, c):
+        hit = rng.integers(0, 60, n) == 0
+        x[hit] = rng.choice(SPECIALS, int(hit.sum()))
+    return a, b, c
+
+
 def _pack(ops, lanes):
     if lanes == 1:
         return ops
@@ -79,7 +109,7 @@ def _pack(ops, lanes):
 
 
 def _wide_kernel(spec):
-    """A loop running the scaled lane on every lane of ``spec`` (lanes=1)."""
+    """A loop running the frame lane on every lane of ``spec`` (lanes=1)."""
     K = kernels.lane_consts(spec)
     lane32 = kernels.lane32
     enter, leave = _jit.fpenv_enter, _jit.fpenv_leave
@@ -113,16 +143,17 @@ def _first_difference(spelling, ops, got, exp, what):
 
 @needs_fast
 @pytest.mark.parametrize("spelling", [s for s in SPELLINGS if "x2" not in s])
-def test_scaled_lane_on_every_lane_equals_reference(spelling):
-    """The scaled lane alone (also on lanes the plain sum would take), on the hard mix, uniform
-    bits and normal values, against the float64 lane."""
+def test_frame_lane_on_every_lane_equals_reference(spelling):
+    """The frame lane alone (also on lanes the plain sum would take), on the hard mix, the
+    frame's edges, uniform bits and normal values, against the float64 lane."""
     rng = np.random.default_rng(zlib.crc32(spelling.encode()))
     n = 30_000
-    a, b, c = hard_mix(rng, n)
+    h = hard_mix(rng, n)
+    e = frame_edges(rng, n)
     u = [rng.integers(0, 1 << 16, n).astype(np.uint16) for _ in range(3)]
     g = [vectors.from_float(rng.standard_normal(n), vectors.BF16).astype(np.uint16)
          for _ in range(3)]
-    ops = [np.concatenate(x) for x in zip((a, b, c), u, g)]
+    ops = [np.concatenate(x) for x in zip(h, e, u, g)]
     spec = dataclasses.replace(_form(spelling).kernel()[0], lanes=1)
     got = np.empty_like(ops[0])
     _wide_kernel(spec)(ops[0], ops[1], ops[2], got)
@@ -159,12 +190,15 @@ def test_execute_on_mixed_blocks_equals_reference(spelling):
 
 @needs_fast
 @pytest.mark.parametrize("spelling", ["fma.rn.bf16", "fma.rz.bf16", "fma.rm.bf16",
-                                      "fma.rp.bf16", "fma.rn.oob.relu.bf16", "fma.rp.bf16x2"])
+                                      "fma.rp.bf16", "fma.rn.oob.relu.bf16", "fma.rz.oob.bf16",
+                                      "fma.rn.relu.bf16x2", "fma.rp.bf16x2"])
 def test_hard_mix_against_oracle(spelling):
-    """execute on the hard mix (all of it flagged, so the scaled lane) against MPFR."""
+    """execute on the hard mix and the frame's edges (all of it flagged, so the frame lane)
+    against MPFR."""
     ins = ptxfp.parse(spelling)
     rng = np.random.default_rng(zlib.crc32(b"oracle" + spelling.encode()))
-    ops = _pack(list(hard_mix(rng, 4_000)), ins.lanes)
+    ops = [np.concatenate(x) for x in zip(hard_mix(rng, 4_000), frame_edges(rng, 4_000))]
+    ops = _pack(ops, ins.lanes)
     got = ptxfp.execute(spelling, *ops)
     exp = oracle.compute_array(spelling, *ops)
     _first_difference(spelling, ops, got, exp, "the oracle")
@@ -173,14 +207,17 @@ def test_hard_mix_against_oracle(spelling):
 @pytest.mark.slow
 @needs_fast
 @pytest.mark.parametrize("spelling", SPELLINGS[:7])
-def test_random_sweep_scaled_lane(spelling):
-    """The slow sweep: 2**25 uniform random triples and 2**25 hard-mix triples per spelling
-    through execute, against the float64 lane (in pieces of 2**22)."""
+def test_random_sweep_frame_lane(spelling):
+    """The slow sweep: 2**25 uniform random triples, 2**24 hard-mix triples and 2**24 triples
+    at the frame's edges per spelling through execute, against the float64 lane (in pieces of
+    2**22)."""
     rng = np.random.default_rng(zlib.crc32(b"sweep" + spelling.encode()))
     for piece in range(16):
         m = 1 << 22
-        if piece % 2:
+        if piece % 4 == 1:
             ops = list(hard_mix(rng, m))
+        elif piece % 4 == 3:
+            ops = list(frame_edges(rng, m))
         else:
             ops = [rng.integers(0, 1 << 16, m).astype(np.uint16) for _ in range(3)]
         got = ptxfp.execute(spelling, *ops)

@@ -215,48 +215,52 @@ def zero_sign_fix32(r, x, y, round_down):
     return r
 
 
-# --- bf16 fma at binary32 on every input (kernels.lane32; docs/semantics.md, "Fast lane") ----
+# --- bf16 fma in a frame near 1.0 (kernels.lane32; docs/semantics.md, "Fast lane") ----------
 #
-# A bf16 product x*y has at most 16 significant bits, is a multiple of 2**(S - 14) and below
-# 2**(S + 2), where S = max(ea, 1) + max(eb, 1) - 254 (ea, eb: the exponent fields).  So it is
-# an exact binary32 when -135 <= S <= 125.  Above (S >= 126) the lane works at half scale:
-# x/2 * y and z/2 are exact there, and doubling the sum's proxy is exact or overflows exactly
-# when the exact result overflows.  Below (S <= -127) the product is formed exactly at 2**120
-# times its size and brought back rounded to odd on binary32's fixed grid 2**-149 (subnormals
-# and the first normal binade); adding z (a multiple of 2**-133) to that commutes with the
-# rounding, so the sum is still the exact sum's proxy.  The tiny case starts at -127 rather
-# than -136 so that no product is a subnormal binary32: the vector unit runs an operation with
-# a subnormal operand or result far more slowly, on the whole vector (docs/performance.md).
-
-_FIELD_MIN_HUGE = 126 + 254          # S >= 126: the product may leave binary32's range
-_FIELD_MAX_TINY = -127 + 254         # S <= -127: the product may be below 2**-126 (or subnormal)
+# A bf16 product has at most 16 significant bits but can lie anywhere from 2**-266 to 2**256,
+# far outside binary32's range, so the plain binary32 sum (kernels.kernel32) is exact only
+# where the hardware's underflow and overflow flags stay clear; elsewhere this lane runs.
+#
+# No binary32 value that this lane forms is subnormal (nor overflows, but for infinite or NaN
+# operands): each operand's significand is an integer below 2**8 converted to binary32, the
+# product of two is an integer below 2**16, and the addend is brought to the product's scale
+# (or the product to the addend's) within 2**-40 .. 2**16, where a term too small to matter is
+# replaced by a stand-in of the same sign.  The exponent goes back on with integer operations.
+# An x86 vector operation with a subnormal operand or result is slow for the whole vector
+# (docs/performance.md), and random bf16 operands make such values in most vectors.
 
 
 def _f32c(v):
     return ir.Constant(ir.FloatType(), float(v))
 
 
-@intrinsic
-def fma_bf16_odd32(typingctx, x, y, z, round_down):
-    """x * y + z for bf16 values x, y, z held in binary32, rounded to odd on binary32's grid
-    (subnormals included), with a finite result beyond binary32's range given as the largest
-    binary32 of its sign.  Needs round-to-nearest and no FTZ/DAZ; an exact zero sum gets
-    IEEE's sign (under ``round_down``, -0 when an operand is negative).
+_FRAME_LO = -40                       # smallest scale of a term (its stand-in below that)
+_ZERO_FIELD = -1000                   # the exponent given to a zero term
 
-    Every rounding of this binary32 proxy to bf16 (``rounding.round_pack32``) is the rounding
-    of the exact x * y + z (docs/semantics.md, "Fast lane", bf16 fma).  Branch-free, in LLVM IR
-    so that every step stays in 32-bit vector lanes (Numba's booleans and integers are wider).
-    """
-    if not (all(isinstance(t, types.Float) and t.bitwidth == 32 for t in (x, y, z))
+
+@intrinsic
+def fma_bf16_frame(typingctx, a, b, c, round_down):
+    """a * b + c for the bf16 bit patterns a, b, c: the binary32 bits (as a binary32) of the
+    exact result rounded to odd on binary32's grid (subnormals included), or the largest
+    binary32 of its sign when the exact result is finite and at least 2**128 in magnitude,
+    or an infinity or NaN as IEEE's fma gives; an exact zero gets IEEE's sign (under
+    ``round_down``, -0 when an operand is negative).  Every rounding of it to bf16
+    (``rounding.round_pack32``) is that of the exact a * b + c; no binary32 operand or result
+    of a float operation here is subnormal (docs/semantics.md, "Fast lane", bf16 fma).  Only
+    integer operations should read the result (it can be a subnormal binary32).  Needs
+    round-to-nearest; branch-free, in 32-bit lanes (LLVM IR: Numba's booleans and integers
+    are wider and would halve the lanes per vector)."""
+    if not (all(isinstance(t, types.Integer) for t in (a, b, c))
             and isinstance(round_down, types.Boolean)):
         return None
 
     def codegen(context, builder, signature, args):
         f32, i32 = ir.FloatType(), ir.IntType(32)
-        xv, yv, zv, rd = args
+        ha, hb, hc = (builder.and_(_narrow_int(builder, v, 32), ir.Constant(i32, 0xFFFF))
+                      for v in args[:3])
+        rd = args[3]
         if rd.type != ir.IntType(1):
             rd = builder.trunc(rd, ir.IntType(1))
-        fabs = builder.module.declare_intrinsic("llvm.fabs", [f32])
         sel = builder.select
 
         def c(k):
@@ -265,59 +269,76 @@ def fma_bf16_odd32(typingctx, x, y, z, round_down):
         def bits(v):
             return builder.bitcast(v, i32)
 
-        def field(v):
-            e = builder.and_(builder.lshr(bits(v), c(23)), c(0xFF))
-            return builder.select(builder.icmp_unsigned("<", e, c(1)), c(1), e)
-        S = builder.add(field(xv), field(yv))
-        huge = builder.icmp_signed(">=", S, c(_FIELD_MIN_HUGE))
-        tiny = builder.icmp_signed("<=", S, c(_FIELD_MAX_TINY))
-        one = _f32c(1.0)
-        half = sel(huge, _f32c(0.5), one)
-        up = sel(tiny, _f32c(2.0 ** 60), one)
-        # exact: x*y/2 (huge; inf if it is 2**128 or more) or x*y*2**120 (tiny) or x*y
-        p = builder.fmul(builder.fmul(builder.fmul(xv, half), up), builder.fmul(yv, up))
-        # tiny: back to x*y rounded to odd on the grid 2**-149, by integer operations (a
-        # multiply would take subnormal operands, which x86 SIMD units run slowly): with
-        # p = M * 2**(e - 23) (M its 24-bit significand), x*y / 2**-149 = M >> (121 - field),
-        # the bits shifted out are the sticky bit, and a binary32 subnormal's bits are its
-        # multiple of 2**-149 (here below 2**15).
-        pb = bits(p)
-        fp = builder.and_(builder.lshr(pb, c(23)), c(0xFF))
-        m = builder.or_(builder.and_(pb, c(0x7FFFFF)),
-                        sel(builder.icmp_unsigned("==", fp, c(0)), c(0), c(0x800000)))
-        sh = builder.sub(c(121), sel(builder.icmp_unsigned("<", fp, c(1)), c(1), fp))
-        sh = sel(builder.icmp_unsigned(">", sh, c(31)), c(31), sh)   # tiny: sh >= 0
-        kept = builder.lshr(m, sh)
-        sticky = builder.zext(builder.icmp_unsigned("!=", builder.shl(kept, sh), m), i32)
-        odd = builder.or_(builder.and_(pb, c(-0x80000000)), builder.or_(kept, sticky))
-        pu = sel(tiny, builder.bitcast(odd, f32), p)
-        # x*y/2 overflowed (x, y finite): the largest binary32 of its sign stands in for it
-        # (the sum then overflows too, as the exact one does: |x*y| >= 2**129 > 2|z|)
-        inf = _f32c(float("inf"))
-        fin_xy = builder.and_(builder.fcmp_ordered("<", builder.call(fabs, [xv]), inf),
-                              builder.fcmp_ordered("<", builder.call(fabs, [yv]), inf))
+        def flt(v):
+            return builder.bitcast(v, f32)
 
-        def fmax_of(v):
-            return builder.bitcast(builder.or_(builder.and_(bits(v), c(-0x80000000)),
-                                               c(0x7F7FFFFF)), f32)
-        pu = sel(builder.and_(fin_xy, builder.fcmp_ordered("==", builder.call(fabs, [pu]), inf)),
-                 fmax_of(pu), pu)
-        zu = builder.fmul(zv, half)                      # exact: z is a multiple of 2**-133
-        # TwoSum, then the sum rounded to odd (as add_odd32 / _odd32)
+        def smax(x, y):
+            return sel(builder.icmp_signed(">", x, y), x, y)
+
+        def smin(x, y):
+            return sel(builder.icmp_signed("<", x, y), x, y)
+
+        def decode(h):
+            # |value| = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
+            # converted: a normal binary32 or 0), e = max(field, 1).  Field 255: m is the
+            # infinity or NaN itself (without its sign).
+            e = builder.and_(builder.lshr(h, c(7)), c(0xFF))
+            mag = builder.and_(h, c(0x7FFF))
+            sub = builder.icmp_unsigned("<", mag, c(0x80))
+            m = builder.sitofp(sel(sub, mag, builder.or_(builder.and_(h, c(0x7F)), c(0x80))),
+                               f32)
+            m = sel(builder.icmp_unsigned("==", e, c(0xFF)), flt(builder.shl(mag, c(16))), m)
+            return m, sel(sub, c(1), e)
+
+        ma, ea = decode(ha)
+        mb, eb = decode(hb)
+        mc, ec = decode(hc)
+        # exact: |a*b| = p * 2**(sp - 268), p an integer below 2**16 (or inf/NaN);
+        # |c| = mc * 2**(sc - 134).  The frame's scale is T = the larger of the two exponents
+        # (that of the nonzero term when one is zero), so both terms are below 2**16 in it.
+        p = builder.fmul(ma, mb)
+        zero = _f32c(0.0)
+        sp = sel(builder.fcmp_ordered("==", p, zero), c(_ZERO_FIELD),
+                 builder.sub(builder.add(ea, eb), c(268)))
+        sc = sel(builder.fcmp_ordered("==", mc, zero), c(_ZERO_FIELD), builder.sub(ec, c(134)))
+        T = smax(sp, sc)
+
+        def pow2(k):                    # 2**max(k, _FRAME_LO): a term below that, a stand-in
+            return flt(builder.shl(builder.add(smax(k, c(_FRAME_LO)), c(127)), c(23)))
+        sign_p = builder.shl(builder.and_(builder.xor(ha, hb), c(0x8000)), c(16))
+        sign_c = builder.shl(builder.and_(hc, c(0x8000)), c(16))
+        pu = builder.fmul(flt(builder.or_(bits(p), sign_p)), pow2(builder.sub(sp, T)))
+        zu = builder.fmul(flt(builder.or_(bits(mc), sign_c)), pow2(builder.sub(sc, T)))
+        # TwoSum and the sum rounded to odd (as add_odd32): every value a multiple of 2**-40
+        # below 2**17, so normal or zero
         s = builder.fadd(pu, zu)
         bb = builder.fsub(s, pu)
         err = builder.fadd(builder.fsub(pu, builder.fsub(s, bb)), builder.fsub(zu, bb))
         sb = bits(s)
         inexact = builder.zext(builder.fcmp_ordered("!=", err, _f32c(0.0)), i32)
         above = builder.and_(inexact, builder.lshr(builder.xor(bits(err), sb), c(31)))
-        v = builder.bitcast(builder.or_(builder.sub(sb, above), inexact), f32)
+        vb = builder.or_(builder.sub(sb, above), inexact)
         # exact zero sum under .rm: -0 when an operand is negative (zero_sign_fix32)
-        neg0 = builder.bitcast(builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000)), f32)
-        v = sel(builder.and_(rd, builder.fcmp_ordered("==", v, _f32c(0.0))), neg0, v)
-        w = sel(huge, builder.fmul(v, _f32c(2.0)), v)    # exact, or inf past binary32
-        # a finite exact result past binary32 (inf above): the largest binary32 of its sign
-        w_over = builder.and_(builder.and_(fin_xy, builder.fcmp_ordered(
-            "<", builder.call(fabs, [zv]), inf)),
-            builder.fcmp_ordered("==", builder.call(fabs, [w]), inf))
-        return sel(w_over, fmax_of(w), w)
-    return types.float32(x, y, z, round_down), codegen
+        neg0 = builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000))
+        vb = sel(builder.and_(rd, builder.fcmp_ordered("==", s, _f32c(0.0))), neg0, vb)
+        # back to scale: the value is v * 2**T
+        sign = builder.and_(vb, c(-0x80000000))
+        vmag = builder.and_(vb, c(0x7FFFFFFF))
+        fv = builder.lshr(vmag, c(23))
+        F = builder.add(fv, T)
+        normal = builder.add(vb, builder.shl(T, c(23)))
+        over = builder.or_(sign, c(0x7F7FFFFF))
+        # F <= 0: RO on the grid 2**-149 from the 24-bit significand (the bits shifted out
+        # are the sticky bit); a binary32 subnormal's bits are its multiple of 2**-149
+        sig24 = builder.or_(builder.and_(vmag, c(0x7FFFFF)), c(0x800000))
+        sh = builder.sub(c(1), F)
+        sh = sel(builder.icmp_unsigned(">", sh, c(31)), c(31), sh)
+        kept = builder.lshr(sig24, sh)
+        sticky = builder.zext(builder.icmp_unsigned("!=", builder.shl(kept, sh), sig24), i32)
+        tiny = builder.or_(sign, builder.or_(kept, sticky))
+        r = sel(builder.icmp_signed(">=", F, c(255)), over,
+                sel(builder.icmp_signed("<=", F, c(0)), tiny, normal))
+        # zero, infinity, NaN: as they are
+        keep = builder.icmp_unsigned(">=", builder.sub(fv, c(1)), c(254))
+        return flt(sel(keep, vb, r))
+    return types.float32(a, b, c, round_down), codegen

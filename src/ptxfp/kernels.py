@@ -23,7 +23,7 @@ from . import nvidia
 from ._bitcast import bits_from_f32
 from ._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
                    fpenv_leave, fpenv_set, jit_cached, split)
-from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_odd32,
+from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_frame,
                     zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, FORMATS
 from .rounding import RM, RN, TINY_AFTER, round_pack, round_pack32
@@ -134,14 +134,15 @@ def _make_lane32():
       correctly rounded one (products are exact; a sum of two p-bit numbers rounded first to
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
     - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
-    - bf16 fma (any mode): the product plus c rounded to odd at binary32, with the product
-      scaled by a power of two where it may leave binary32's range (``arith.fma_bf16_odd32``),
-      branch-free, so every input takes the same vector path.
+    - bf16 fma (any mode): the product plus c rounded to odd at binary32: by the plain sum
+      where the hardware's flags say it was exact, else in a frame near 1.0 with the exponent
+      put back by integer operations (``arith.fma_bf16_frame``), branch-free, so every input
+      takes the same vector path.
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
     def lane32(a, b, c, K, WIDE):
-        """One lane, as ``lane``.  bf16 fma: ``WIDE`` takes ``arith.fma_bf16_odd32`` (any
+        """One lane, as ``lane``.  bf16 fma: ``WIDE`` takes ``arith.fma_bf16_frame`` (any
         input); without it the plain binary32 sum (kernel32 checks the flags)."""
         (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
          relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
@@ -163,8 +164,9 @@ def _make_lane32():
             x = decode32(a, AE, AM, ftz)
             y = decode32(b, AE, AM, ftz)
             if OP == OP_FMA and AE == 8 and WIDE:
-                # bf16 products can leave binary32's range: scaled where they may.
-                v = fma_bf16_odd32(x, y, decode32(c, CE, CM, ftz), mode == RM)
+                # bf16 products can leave binary32's range: formed in a frame near 1.0, from
+                # the bits (bf16 fma has no .ftz, so the operands are the bits' values).
+                v = fma_bf16_frame(a, b, c, mode == RM)
             elif OP == OP_FMA:
                 # exact for f16; for bf16 unless the flags say otherwise (kernel32)
                 p32 = x * y
@@ -231,8 +233,8 @@ def fast_ok(spec):
         return False
     if spec.c_fmt != spec.lane_fmt:                      # mixed .f32 forms: every mode
         return True
-    if spec.lane_fmt == BF16.code and spec.op == OP_FMA:  # bf16 fma: every mode
-        return True
+    if spec.lane_fmt == BF16.code and spec.op == OP_FMA:  # bf16 fma: every mode (no .ftz:
+        return not spec.ftz                              # the frame lane reads the bits)
     return spec.mode == RN and spec.lane_fmt in (F16.code, BF16.code)
 
 
@@ -294,7 +296,7 @@ def _build32(spec):
             # product is tiny and inexact or overflows, or a sum overflows; exactly those raise
             # the hardware's sticky underflow/overflow flags, and nothing else in the pass can
             # (TwoSum's steps are exact, the rest is integer work).  A block that raised one is
-            # recomputed on the scaled lane (right on any input, about half as fast), and so
+            # recomputed on the frame lane (right on any input, about a third as fast), and so
             # are the next WIDE_RUN blocks without trying the plain pass first: inputs that
             # leave binary32's range (random bits) are usually spread over the whole array.
             wide_run = 0

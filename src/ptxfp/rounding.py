@@ -217,6 +217,19 @@ def _bf16_round_f32(typingctx, x, mode):
     return types.float32(x, mode), codegen
 
 
+@intrinsic
+def _is_nan32(typingctx, x):
+    """Is the binary32 ``x`` a NaN?  Read off its bits (an integer compare): a float compare
+    with a subnormal operand is slow on x86 vector units, for the whole vector."""
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        def codegen(context, builder, signature, args):
+            i32 = ir.IntType(32)
+            m = builder.and_(builder.bitcast(args[0], i32), ir.Constant(i32, 0x7FFFFFFF))
+            return builder.icmp_unsigned(">", m, ir.Constant(i32, 0x7F800000))
+        return types.boolean(x), codegen
+    return None
+
+
 _F16_MIN_NORMAL = np.float32(2.0 ** -14)
 _BF16_MIN_NORMAL = np.float32(2.0 ** -126)
 #: the smallest normals scaled by the exact powers of two that the unbounded tininess test
@@ -257,7 +270,7 @@ def round_pack32(v, EBITS, mode, flush_tiny):
             tiny = abs(v) < _BF16_MIN_NORMAL
     sign = (h >> 15) & 1
     r = h & 0x7FFF
-    is_nan = v != v
+    is_nan = _is_nan32(v)
     if flush_tiny != TINY_AFTER:
         r = 0 if tiny else r
     r = 0 if is_nan else r
