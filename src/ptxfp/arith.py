@@ -279,36 +279,36 @@ def fma_bf16_frame(typingctx, a, b, c, round_down):
             return sel(builder.icmp_signed("<", x, y), x, y)
 
         def decode(h):
-            # |value| = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
-            # converted: a normal binary32 or 0), e = max(field, 1).  Field 255: m is the
-            # infinity or NaN itself (without its sign).
-            e = builder.and_(builder.lshr(h, c(7)), c(0xFF))
+            # value = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
+            # converted: a normal binary32 or 0) with the operand's sign, e = max(field, 1).
+            # Field 255: m is the infinity or NaN itself.
             mag = builder.and_(h, c(0x7FFF))
+            hs = builder.shl(h, c(16))
             sub = builder.icmp_unsigned("<", mag, c(0x80))
-            m = builder.sitofp(sel(sub, mag, builder.or_(builder.and_(h, c(0x7F)), c(0x80))),
-                               f32)
-            m = sel(builder.icmp_unsigned("==", e, c(0xFF)), flt(builder.shl(mag, c(16))), m)
-            return m, sel(sub, c(1), e)
+            m = bits(builder.sitofp(sel(sub, mag, builder.or_(builder.and_(h, c(0x7F)),
+                                                              c(0x80))), f32))
+            m = builder.or_(m, builder.and_(hs, c(-0x80000000)))
+            m = sel(builder.icmp_unsigned(">=", mag, c(0x7F80)), hs, m)
+            e = builder.lshr(mag, c(7))
+            return flt(m), sel(sub, c(1), e)
 
         ma, ea = decode(ha)
         mb, eb = decode(hb)
         mc, ec = decode(hc)
-        # exact: |a*b| = p * 2**(sp - 268), p an integer below 2**16 (or inf/NaN);
-        # |c| = mc * 2**(sc - 134).  The frame's scale is T = the larger of the two exponents
-        # (that of the nonzero term when one is zero), so both terms are below 2**16 in it.
+        # exact: a*b = p * 2**sp, p an integer below 2**16 in magnitude (or inf/NaN), and
+        # c = mc * 2**sc.  The frame's scale is T = the larger of sp and sc (that of the
+        # nonzero term when one is zero), so both terms are below 2**16 in it.
         p = builder.fmul(ma, mb)
         zero = _f32c(0.0)
         sp = sel(builder.fcmp_ordered("==", p, zero), c(_ZERO_FIELD),
-                 builder.sub(builder.add(ea, eb), c(268)))
-        sc = sel(builder.fcmp_ordered("==", mc, zero), c(_ZERO_FIELD), builder.sub(ec, c(134)))
+                 builder.add(builder.add(ea, eb), c(-268)))
+        sc = sel(builder.fcmp_ordered("==", mc, zero), c(_ZERO_FIELD), builder.add(ec, c(-134)))
         T = smax(sp, sc)
 
         def pow2(k):                    # 2**max(k, _FRAME_LO): a term below that, a stand-in
             return flt(builder.shl(builder.add(smax(k, c(_FRAME_LO)), c(127)), c(23)))
-        sign_p = builder.shl(builder.and_(builder.xor(ha, hb), c(0x8000)), c(16))
-        sign_c = builder.shl(builder.and_(hc, c(0x8000)), c(16))
-        pu = builder.fmul(flt(builder.or_(bits(p), sign_p)), pow2(builder.sub(sp, T)))
-        zu = builder.fmul(flt(builder.or_(bits(mc), sign_c)), pow2(builder.sub(sc, T)))
+        pu = builder.fmul(p, pow2(builder.sub(sp, T)))
+        zu = builder.fmul(mc, pow2(builder.sub(sc, T)))
         # TwoSum and the sum rounded to odd (as add_odd32): every value a multiple of 2**-40
         # below 2**17, so normal or zero
         s = builder.fadd(pu, zu)
