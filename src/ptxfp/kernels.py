@@ -178,7 +178,9 @@ def _make_lane32():
                 v = x + y
             else:
                 v = x - y
-            mag, sign, is_nan = round_pack32(v, AE, mode, flush)
+            # the frame lane's v may be a subnormal binary32: its NaN test reads the bits
+            frame = OP == OP_FMA and AE == 8 and WIDE
+            mag, sign, is_nan = round_pack32(v, AE, mode, flush, frame)
         return _finish(a, b, c, mag, sign, is_nan, K)
 
     return njit(lane32, inline="always")

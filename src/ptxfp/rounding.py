@@ -239,7 +239,7 @@ _BF16_SCALE, _BF16_MIN_SCALED = np.float32(2.0 ** 64), np.float32(2.0 ** -62)
 
 
 @njit
-def round_pack32(v, EBITS, mode, flush_tiny):
+def round_pack32(v, EBITS, mode, flush_tiny, nan_from_bits=False):
     """``round_pack`` for a binary32 ``v`` (exact result or round-to-odd proxy at 24 bits)
     into f16 (``EBITS`` 5: round-to-nearest only, by F16C) or bf16 (``EBITS`` 8: any mode).
 
@@ -254,6 +254,9 @@ def round_pack32(v, EBITS, mode, flush_tiny):
     is tiny when that is below the smallest normal times the same power.  (Rounding a
     round-to-odd proxy at 24 bits again to 11 or 8 is the exact value's rounding.)  The f16
     case rounds to nearest, as the whole f16 path does: kernels.fast_ok admits only .rn f16.
+    ``nan_from_bits`` (a compile-time constant) tests for a NaN on the bits instead of with a
+    float compare, for a ``v`` that may be a subnormal binary32 (the bf16 fma frame lane: a
+    float compare with a subnormal operand is slow); the compare is one instruction fewer.
     Returns ``(magnitude_bits, sign, is_nan)``.
     """
     if EBITS == 5:
@@ -270,7 +273,7 @@ def round_pack32(v, EBITS, mode, flush_tiny):
             tiny = abs(v) < _BF16_MIN_NORMAL
     sign = (h >> 15) & 1
     r = h & 0x7FFF
-    is_nan = _is_nan32(v)
+    is_nan = _is_nan32(v) if nan_from_bits else v != v
     if flush_tiny != TINY_AFTER:
         r = 0 if tiny else r
     r = 0 if is_nan else r
