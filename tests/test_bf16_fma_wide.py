@@ -42,7 +42,9 @@ def _bits(rng, fields):
 
 
 def hard_mix(rng, n):
-    """bf16 fma operand bits (a, b, c) aimed at every case of the scaled lane."""
+    """bf16 fma operand bits (a, b, c) aimed at binary32's range edges: products with exponent
+    sums near its subnormal, normal and overflow edges, tiny products next to near and far
+    addends, cancellation, specials (written for the scaled lane the frame lane replaced)."""
     fa = rng.integers(0, 256, n)
     # the exponent sum max(fa, 1) + max(fb, 1) - 254 near each edge, or anywhere
     target = rng.choice([-136, -135, -134, -128, -127, -126, -160, -252, 124, 125, 126, 127, 128,
