@@ -283,6 +283,7 @@ def _build32(spec):
     BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
     BLOCK = 1024
     WIDE_RUN = 15
+    WIDE_RUN_MAX = 255
 
     def kernel32(a, b, c, out, start, stop):
         a = a[start:stop]
@@ -301,7 +302,10 @@ def _build32(spec):
             # recomputed on the frame lane (right on any input, about a third as fast), and so
             # are the next WIDE_RUN blocks without trying the plain pass first: inputs that
             # leave binary32's range (random bits) are usually spread over the whole array.
+            # Each time the plain pass right after such a run raises a flag again, the next
+            # run is twice as long (up to WIDE_RUN_MAX blocks); a clean block resets it.
             wide_run = 0
+            run_len = WIDE_RUN
             for s in range(0, o.size, BLOCK):
                 n = min(BLOCK, o.size - s)
                 ab = a[s:s + n]
@@ -315,7 +319,10 @@ def _build32(spec):
                         ob[i] = lane32(ab[i], bb[i], cb[i], K, False)
                     if fpenv_set(np.int32(CSR)) & MXCSR_OE_UE:
                         redo = True
-                        wide_run = WIDE_RUN + 1
+                        wide_run = run_len + 1
+                        run_len = min(2 * run_len + 1, WIDE_RUN_MAX)
+                    else:
+                        run_len = WIDE_RUN
                 if redo:
                     wide_run -= 1
                     for i in range(n):
