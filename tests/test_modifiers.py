@@ -30,7 +30,7 @@ def _doc():
 
 
 def probe_mismatches(doc):
-    """[(token, name, ptxas' verdict)] where modifiers.known_modifier disagrees with the
+    """[(token, name, ptxas' verdict)] where opcodes.known_modifier disagrees with the
     record: a token ptxas knows after a name must be known there; one starting with a
     lowercase letter that it knows only after some names must be unknown after the others
     (those written after the generic hosts only excepted);
@@ -42,14 +42,14 @@ def probe_mismatches(doc):
     out = []
     for tok, where in doc["known"].items():
         known_on = hosts if where == "all" else where
-        out += [(tok, h, "known") for h in known_on if not modifiers.known_modifier(h, tok)]
+        out += [(tok, h, "known") for h in known_on if not opcodes.known_modifier(h, tok)]
         if where != "all" and re.match("[a-z]", tok) and tok not in alone:
             out += [(tok, h, "unknown") for h in hosts
                     if h not in where and h not in doc["other"].get(tok, {})
-                    and modifiers.known_modifier(h, tok)]
+                    and opcodes.known_modifier(h, tok)]
     for tok in {t for ts in doc["unknown"].values() for t in ts}:
         if re.match("[a-z]", tok) and tok not in doc["other"]:
-            out += [(tok, h, "unknown") for h in hosts if modifiers.known_modifier(h, tok)]
+            out += [(tok, h, "unknown") for h in hosts if opcodes.known_modifier(h, tok)]
     if set(hosts) != modifiers.HOSTS:
         out.append(("", "", "hosts differ"))
     return out
@@ -70,8 +70,8 @@ def test_vocabulary_check_can_fail(monkeypatch):
     doc = _doc()
     unknown = next(t for t in sorted(doc["unknown"]["realworld"])
                    if re.match("[a-z]", t) and t not in doc["other"])
-    some = next(t for t, h in sorted(modifiers.ONLY_AFTER.items())
-                if set(doc["hosts"]) - set(h) - set(doc["other"].get(t, {})))
+    some = next(t for t, h in sorted(modifiers.NOT_AFTER.items())
+                if set(h) - set(doc["other"].get(t, {})))
     for every in (modifiers.EVERYWHERE - {"sync"}, modifiers.EVERYWHERE | {unknown},
                   modifiers.EVERYWHERE | {some}):
         with monkeypatch.context() as m:

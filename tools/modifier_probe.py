@@ -243,55 +243,23 @@ tests/data/realworld/*.ptx and of ptxfp's spelling tables) after each of the {ho
 instruction names of opcodes.py (:data:`HOSTS`; after the others nothing is checked), as
 ``NAME.TOKEN;``, and kept the tokens for which ptxas did
 not say "Unknown modifier '.TOKEN'".  Most are known after every name (:data:`EVERYWHERE`);
-a few not after some names (:data:`ONLY_AFTER`: ``.mbarrier`` and ``.cc`` not after
+a few not after some names (:data:`NOT_AFTER`: ``.mbarrier`` and ``.cc`` not after
 ``membar`` or ``ret``).  ``.arrive`` after ``bar`` and ``.expect_tx`` after ``mbarrier.arrive``
 are no modifiers but longer names ptxas reads whole (:data:`LONGER_NAMES`).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
 were written after a few names only ({generic}) and count as known after every name when
 known after one of those; tokens starting with a digit (``16x64b``, ``2d``) only where the
 real-world modules or the tables have them, so they are not checked.
 
-:func:`unknown_modifiers` lists the tokens of an instruction spelling, after its name, that
-ptxas calls unknown.
+Data only: opcodes.known_modifier and opcodes.unknown_modifiers read it.
 """
 
 from __future__ import annotations
 
-__all__ = ["EVERYWHERE", "ONLY_AFTER", "HOSTS", "LONGER_NAMES", "SOURCE", "known_modifier",
-           "unknown_modifiers"]
+__all__ = ["EVERYWHERE", "NOT_AFTER", "HOSTS", "LONGER_NAMES", "SOURCE"]
 
 SOURCE = "a probe of ptxas {version} (tools/modifier_probe.py, tests/data/ptxas/modifiers.json)"
 
 '''
-
-MODULE_TAIL = '''
-
-def known_modifier(name: str, token: str) -> bool:
-    """Whether ptxas reads ``.token`` after the instruction name ``name`` (a name of
-    opcodes.OPCODES) as a modifier it knows; True where the probe cannot say: after a name it
-    did not write tokens after (not in :data:`HOSTS`), and for a token starting with a digit
-    (the probe wrote only those of the real-world modules and the tables: ``.16x64b``)."""
-    if name not in HOSTS or token[:1].isdigit():
-        return True
-    return token in EVERYWHERE or name in ONLY_AFTER.get(token, ())
-
-
-def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
-    """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
-    (opcodes.known_opcode's) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
-    ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``), nor those
-    of a longer name ptxas reads whole (``bar.arrive``, ``mbarrier.arrive.expect_tx``)."""
-    parts = spelling.split(".")
-    skip = max([name.count(".") + 1] + [n.count(".") + 1 for n in LONGER_NAMES
-                                        if parts[:n.count(".") + 1] == n.split(".")])
-    pos = sum(len(p) + 1 for p in parts[:skip]) - 1
-    out = []
-    for tok in parts[skip:]:
-        if not known_modifier(name, tok):
-            out.append((pos, tok))
-        pos += len(tok) + 1
-    return out
-'''
-
 
 def _wrap(words, indent=""):
     lines, line = [], indent
@@ -311,13 +279,16 @@ def emit(doc, path=MODULE):
     alone = {c for c, o in doc["other"].items() if o.get(FIRST, "").startswith("syntax")}
     wide = {c for c in doc["known"] if not LOWER_RE.match(c) or c in alone}
     every = sorted(c for c, h in doc["known"].items() if h == "all" or c in wide)
-    only = {c: h for c, h in sorted(doc["known"].items()) if h != "all" and c not in wide}
+    # a token known after some hosts only: the hosts after which ptxas calls it unknown
+    only = {c: sorted(set(doc["hosts"]) - set(h))
+            for c, h in sorted(doc["known"].items()) if h != "all" and c not in wide}
     longer = sorted(n for n, v in doc["longer_names"].items() if v == "name")
     text = MODULE_HEAD.format(version=doc["ptxas"], count=doc["candidates"]["count"],
                               hosts=len(doc["hosts"]), generic=", ".join(doc["generic"]))
     text += ("#: tokens ptxas knows as modifiers after every instruction name\n"
              "EVERYWHERE = frozenset(\"\"\"\n" + _wrap(every) + "\n\"\"\".split())\n\n")
-    text += "#: tokens ptxas knows as modifiers after these instruction names only\nONLY_AFTER = {\n"
+    text += ("#: tokens ptxas knows as modifiers after every instruction name of HOSTS but these\n"
+             "NOT_AFTER = {\n")
     for c, h in only.items():
         text += f"    {c!r}: frozenset({_wrap(h)!r}.split()),\n" if len(h) < 12 else \
             f"    {c!r}: frozenset(\"\"\"\n{_wrap(h, '        ')}\n\"\"\".split()),\n"
@@ -325,7 +296,6 @@ def emit(doc, path=MODULE):
     text += "LONGER_NAMES = tuple(\"\"\"\n" + _wrap(longer) + "\n\"\"\".split())\n"
     text += "\n#: the instruction names the probe wrote tokens after\n"
     text += "HOSTS = frozenset(\"\"\"\n" + _wrap(doc["hosts"]) + "\n\"\"\".split())\n"
-    text += MODULE_TAIL
     Path(path).write_text(text)
 
 

@@ -38,8 +38,7 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..limits import guarded, paused_gc
 from ..spelling import parse
-from .modifiers import unknown_modifiers
-from .opcodes import known_opcode, suggest, unknown_name
+from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -77,7 +76,7 @@ RULES = {
 }
 
 
-#: modifiers.unknown_modifiers once per spelling (a module repeats its spellings; its scan of
+#: opcodes.unknown_modifiers once per spelling (a module repeats its spellings; its scan of
 #: the longer names cost more than the rest of checking an instruction)
 @lru_cache(maxsize=4096)
 def _unknown_modifiers(spelling: str, name: str) -> tuple[tuple[int, str], ...]:

@@ -8,21 +8,19 @@ tests/data/realworld/*.ptx and of ptxfp's spelling tables) after each of the 199
 instruction names of opcodes.py (:data:`HOSTS`; after the others nothing is checked), as
 ``NAME.TOKEN;``, and kept the tokens for which ptxas did
 not say "Unknown modifier '.TOKEN'".  Most are known after every name (:data:`EVERYWHERE`);
-a few not after some names (:data:`ONLY_AFTER`: ``.mbarrier`` and ``.cc`` not after
+a few not after some names (:data:`NOT_AFTER`: ``.mbarrier`` and ``.cc`` not after
 ``membar`` or ``ret``).  ``.arrive`` after ``bar`` and ``.expect_tx`` after ``mbarrier.arrive``
 are no modifiers but longer names ptxas reads whole (:data:`LONGER_NAMES`).  Tokens not starting with a lowercase letter (``L2``, ``NaN``)
 were written after a few names only (bar, ld, cvt, tcgen05.mma) and count as known after every name when
 known after one of those; tokens starting with a digit (``16x64b``, ``2d``) only where the
 real-world modules or the tables have them, so they are not checked.
 
-:func:`unknown_modifiers` lists the tokens of an instruction spelling, after its name, that
-ptxas calls unknown.
+Data only: opcodes.known_modifier and opcodes.unknown_modifiers read it.
 """
 
 from __future__ import annotations
 
-__all__ = ["EVERYWHERE", "ONLY_AFTER", "HOSTS", "LONGER_NAMES", "SOURCE", "known_modifier",
-           "unknown_modifiers"]
+__all__ = ["EVERYWHERE", "NOT_AFTER", "HOSTS", "LONGER_NAMES", "SOURCE"]
 
 SOURCE = "a probe of ptxas 13.0 (V13.0.88) (tools/modifier_probe.py, tests/data/ptxas/modifiers.json)"
 
@@ -88,285 +86,34 @@ unanimous uni unpack::16b up v2 v4 v8 volatile wait warpx2::01_23 warpx2::02_13 
 wrap wt x1 x128 x16 x2 x32 x4 x64 x8 xor xorsign zero
 """.split())
 
-#: tokens ptxas knows as modifiers after these instruction names only
-ONLY_AFTER = {
-    'async::generic': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match
-        match.sync max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx
-        mbarrier.expect_tx mbarrier.init mbarrier.inval mbarrier.pending_count
-        mbarrier.test_wait mbarrier.try_wait membar min mma mov movmatrix mul mul24.hi mul24.lo
-        multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-        prefetchu prmt rcp red.async redux redux.sync rem ret rsqrt sad selp set setmaxnreg.dec
-        setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt st.async st.bulk
-        stackrestore stacksave stmatrix sub sub.cc subc suld.b suq sured.b sured.p sust.b
-        sust.p szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp tcgen05.dealloc tcgen05.fence
-        tcgen05.ld tcgen05.mma tcgen05.relinquish_alloc_permit tcgen05.shift tcgen05.st
-        tcgen05.wait tensormap.cp_fenceproxy tensormap.replace testp tex tld4 trap txq vabsdiff
-        vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2
-        vmin4 vote vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.commit_group
-        wgmma.fence wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b wmma.load.c
-        wmma.mma wmma.store.d xor
-""".split()),
-    'bulk_group': frozenset("""
-        abs activemask add add.cc addc alloca and atom bar bar.warp.sync barrier
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta div dp2a dp4a elect
-        elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match
-        match.sync max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx
-        mbarrier.expect_tx mbarrier.init mbarrier.inval mbarrier.pending_count
-        mbarrier.test_wait mbarrier.try_wait membar min mma mov movmatrix mul mul24.hi mul24.lo
-        multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-        prefetchu prmt rcp red red.async redux redux.sync rem ret rsqrt sad selp set
-        setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt
-        st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc suld.b suq sured.b
-        sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp
-        tcgen05.dealloc tcgen05.fence tcgen05.ld tcgen05.mma tcgen05.relinquish_alloc_permit
-        tcgen05.shift tcgen05.st tcgen05.wait tensormap.cp_fenceproxy tensormap.replace testp
-        tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax
-        vmax2 vmax4 vmin vmin2 vmin4 vote vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4
-        wgmma.commit_group wgmma.fence wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b
-        wmma.load.c wmma.mma wmma.store.d xor
-""".split()),
+#: tokens ptxas knows as modifiers after every instruction name of HOSTS but these
+NOT_AFTER = {
+    'async::generic': frozenset('red st'.split()),
+    'bulk_group': frozenset('applypriority cp.async discard st'.split()),
     'cc': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        bfe bfi bfind bmsk bra brev brx.idx clusterlaunchcontrol.query_cancel
-        clusterlaunchcontrol.try_cancel.async clz cnot copysign cos cp.async cp.async.bulk
-        cp.async.bulk.prefetch cp.async.bulk.prefetch.tensor cp.async.bulk.tensor
-        cp.async.bulk.wait_group cp.async.mbarrier.arrive cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 fma fns getctarank isspacep istypep ld ldmatrix ldu lg2 lop3 mad
-        mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match match.sync max mbarrier.arrive
-        mbarrier.arrive_drop mbarrier.complete_tx mbarrier.expect_tx mbarrier.init
-        mbarrier.inval mbarrier.pending_count mbarrier.test_wait mbarrier.try_wait min mma mov
-        movmatrix mul mul24.hi mul24.lo multimem.ld_reduce multimem.red multimem.st nanosleep
-        neg not or pmevent popc prefetch prefetchu prmt rcp red red.async redux redux.sync rem
-        rsqrt sad selp set setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl
-        shr sin slct sqrt st st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc
-        suld.b suq sured.b sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit
-        tcgen05.cp tcgen05.dealloc tcgen05.ld tcgen05.mma tcgen05.shift tcgen05.st
-        tensormap.cp_fenceproxy tensormap.replace testp tex tld4 txq vabsdiff vabsdiff2
-        vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote
-        vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.mma_async wgmma.wait_group
-        wmma.load.a wmma.load.b wmma.load.c wmma.mma wmma.store.d xor
+        barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
+        cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret
+        tcgen05.fence tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group
+        wgmma.fence
 """.split()),
-    'clamp': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match
-        match.sync max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx
-        mbarrier.expect_tx mbarrier.init mbarrier.inval mbarrier.pending_count
-        mbarrier.test_wait mbarrier.try_wait membar min mma mov movmatrix mul mul24.hi mul24.lo
-        multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-        prefetchu prmt rcp red red.async redux redux.sync rem ret rsqrt sad selp set
-        setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt st
-        st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc suld.b suq sured.b
-        sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp
-        tcgen05.dealloc tcgen05.fence tcgen05.ld tcgen05.mma tcgen05.relinquish_alloc_permit
-        tcgen05.shift tcgen05.st tcgen05.wait tensormap.cp_fenceproxy tensormap.replace testp
-        tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax
-        vmax2 vmax4 vmin vmin2 vmin4 vote vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4
-        wgmma.commit_group wgmma.fence wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b
-        wmma.load.c wmma.mma wmma.store.d xor
-""".split()),
-    'cluster': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match
-        match.sync max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx
-        mbarrier.expect_tx mbarrier.init mbarrier.inval mbarrier.pending_count
-        mbarrier.test_wait mbarrier.try_wait membar min mma mov movmatrix mul mul24.hi mul24.lo
-        multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-        prefetchu prmt rcp red red.async redux redux.sync rem ret rsqrt sad selp set
-        setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt st
-        st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc suld.b suq sured.b
-        sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp
-        tcgen05.dealloc tcgen05.fence tcgen05.ld tcgen05.mma tcgen05.relinquish_alloc_permit
-        tcgen05.shift tcgen05.st tcgen05.wait tensormap.cp_fenceproxy tensormap.replace testp
-        tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax
-        vmax2 vmax4 vmin vmin2 vmin4 vote vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4
-        wgmma.commit_group wgmma.fence wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b
-        wmma.load.c wmma.mma wmma.store.d xor
-""".split()),
-    'lower::16b': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp4a elect
-        elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match match.sync
-        max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx mbarrier.expect_tx
-        mbarrier.init mbarrier.inval mbarrier.pending_count mbarrier.test_wait
-        mbarrier.try_wait membar min mma mov movmatrix mul24.hi mul24.lo multimem.ld_reduce
-        multimem.red multimem.st nanosleep neg not or pmevent popc prefetch prefetchu prmt rcp
-        red red.async redux redux.sync rem ret rsqrt sad selp set setmaxnreg.dec setmaxnreg.inc
-        setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt st st.async st.bulk stackrestore
-        stacksave stmatrix sub sub.cc subc suld.b suq sured.b sured.p sust.b sust.p szext tanh
-        tcgen05.alloc tcgen05.commit tcgen05.cp tcgen05.dealloc tcgen05.fence tcgen05.ld
-        tcgen05.mma tcgen05.relinquish_alloc_permit tcgen05.shift tcgen05.st tcgen05.wait
-        tensormap.cp_fenceproxy tensormap.replace testp tex tld4 trap txq vabsdiff vabsdiff2
-        vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote
-        vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.commit_group wgmma.fence
-        wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b wmma.load.c wmma.mma
-        wmma.store.d xor
-""".split()),
+    'clamp': frozenset('tex'.split()),
+    'cluster': frozenset('barrier'.split()),
+    'lower::16b': frozenset('dp2a mad mul'.split()),
     'mbarrier': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        bfe bfi bfind bmsk bra brev brx.idx clusterlaunchcontrol.query_cancel
-        clusterlaunchcontrol.try_cancel.async clz cnot copysign cos cp.async cp.async.bulk
-        cp.async.bulk.prefetch cp.async.bulk.prefetch.tensor cp.async.bulk.tensor
-        cp.async.bulk.wait_group cp.async.mbarrier.arrive cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 fma fns getctarank isspacep istypep ld ldmatrix ldu lg2 lop3 mad
-        mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match match.sync max mbarrier.arrive
-        mbarrier.arrive_drop mbarrier.complete_tx mbarrier.expect_tx mbarrier.init
-        mbarrier.inval mbarrier.pending_count mbarrier.test_wait mbarrier.try_wait min mma mov
-        movmatrix mul mul24.hi mul24.lo multimem.ld_reduce multimem.red multimem.st nanosleep
-        neg not or pmevent popc prefetch prefetchu prmt rcp red red.async redux redux.sync rem
-        rsqrt sad selp set setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl
-        shr sin slct sqrt st st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc
-        suld.b suq sured.b sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit
-        tcgen05.cp tcgen05.dealloc tcgen05.ld tcgen05.mma tcgen05.shift tcgen05.st
-        tensormap.cp_fenceproxy tensormap.replace testp tex tld4 txq vabsdiff vabsdiff2
-        vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote
-        vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.mma_async wgmma.wait_group
-        wmma.load.a wmma.load.b wmma.load.c wmma.mma wmma.store.d xor
+        barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
+        cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret
+        tcgen05.fence tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group
+        wgmma.fence
 """.split()),
     'mbarrier::meet_tx::bytes': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        bfe bfi bfind bmsk bra brev brx.idx clusterlaunchcontrol.query_cancel
-        clusterlaunchcontrol.try_cancel.async clz cnot copysign cos cp.async cp.async.bulk
-        cp.async.bulk.prefetch cp.async.bulk.prefetch.tensor cp.async.bulk.tensor
-        cp.async.bulk.wait_group cp.async.mbarrier.arrive cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 fma fns getctarank isspacep istypep ld ldmatrix ldu lg2 lop3 mad
-        mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match match.sync max mbarrier.arrive
-        mbarrier.arrive_drop mbarrier.complete_tx mbarrier.expect_tx mbarrier.init
-        mbarrier.inval mbarrier.pending_count mbarrier.test_wait mbarrier.try_wait min mma mov
-        movmatrix mul mul24.hi mul24.lo multimem.ld_reduce multimem.red multimem.st nanosleep
-        neg not or pmevent popc prefetch prefetchu prmt rcp red red.async redux redux.sync rem
-        rsqrt sad selp set setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl
-        shr sin slct sqrt st st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc
-        suld.b suq sured.b sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit
-        tcgen05.cp tcgen05.dealloc tcgen05.ld tcgen05.mma tcgen05.shift tcgen05.st
-        tensormap.cp_fenceproxy tensormap.replace testp tex tld4 txq vabsdiff vabsdiff2
-        vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote
-        vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.mma_async wgmma.wait_group
-        wmma.load.a wmma.load.b wmma.load.c wmma.mma wmma.store.d xor
+        barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
+        cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret
+        tcgen05.fence tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group
+        wgmma.fence
 """.split()),
-    'pack::16b': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt.pack cvta discard div dp2a dp4a elect
-        elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match
-        match.sync max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx
-        mbarrier.expect_tx mbarrier.init mbarrier.inval mbarrier.pending_count
-        mbarrier.test_wait mbarrier.try_wait membar min mma mov movmatrix mul mul24.hi mul24.lo
-        multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-        prefetchu prmt rcp red red.async redux redux.sync rem ret rsqrt sad selp set
-        setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt st
-        st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc suld.b suq sured.b
-        sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp
-        tcgen05.dealloc tcgen05.fence tcgen05.ld tcgen05.mma tcgen05.relinquish_alloc_permit
-        tcgen05.shift tcgen05.st tcgen05.wait tensormap.cp_fenceproxy tensormap.replace testp
-        tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax
-        vmax2 vmax4 vmin vmin2 vmin4 vote vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4
-        wgmma.commit_group wgmma.fence wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b
-        wmma.load.c wmma.mma wmma.store.d xor
-""".split()),
-    'tensormap::generic': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar bar.warp.sync barrier
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk.commit_group cp.async.bulk.prefetch.tensor
-        cp.async.bulk.tensor cp.async.bulk.wait_group cp.async.commit_group
-        cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk.tensor createpolicy.cvt createpolicy.fractional createpolicy.range
-        cvt cvt.pack cvta discard div dp2a dp4a elect elect.sync ex2 exit fence fma fns
-        getctarank griddepcontrol isspacep istypep ld ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi
-        mad24.lo madc.hi madc.lo mapa match match.sync max mbarrier.arrive mbarrier.arrive_drop
-        mbarrier.complete_tx mbarrier.expect_tx mbarrier.init mbarrier.inval
-        mbarrier.pending_count mbarrier.test_wait mbarrier.try_wait membar min mma mov
-        movmatrix mul mul24.hi mul24.lo multimem.ld_reduce multimem.red multimem.st nanosleep
-        neg not or pmevent popc prefetch prefetchu prmt rcp red red.async redux redux.sync rem
-        ret rsqrt sad selp set setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync
-        shl shr sin slct sqrt st st.async st.bulk stackrestore stacksave stmatrix sub sub.cc
-        subc suld.b suq sured.b sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit
-        tcgen05.cp tcgen05.dealloc tcgen05.fence tcgen05.ld tcgen05.mma
-        tcgen05.relinquish_alloc_permit tcgen05.shift tcgen05.st tcgen05.wait
-        tensormap.cp_fenceproxy tensormap.replace testp tex tld4 trap txq vabsdiff vabsdiff2
-        vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote
-        vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.commit_group wgmma.fence
-        wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b wmma.load.c wmma.mma
-        wmma.store.d xor
-""".split()),
-    'warpx4': frozenset("""
-        abs activemask add add.cc addc alloca and applypriority atom bar.warp.sync
-        barrier.cluster.arrive barrier.cluster.wait bfe bfi bfind bmsk bra brev brkpt brx.idx
-        clusterlaunchcontrol.query_cancel clusterlaunchcontrol.try_cancel.async clz cnot
-        copysign cos cp.async cp.async.bulk cp.async.bulk.commit_group cp.async.bulk.prefetch
-        cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.wait_group
-        cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all cp.async.wait_group
-        cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy.cvt
-        createpolicy.fractional createpolicy.range cvt cvt.pack cvta discard div dp2a dp4a
-        elect elect.sync ex2 exit fence fma fns getctarank griddepcontrol isspacep istypep ld
-        ldmatrix ldu lg2 lop3 mad mad.cc mad24.hi mad24.lo madc.hi madc.lo mapa match
-        match.sync max mbarrier.arrive mbarrier.arrive_drop mbarrier.complete_tx
-        mbarrier.expect_tx mbarrier.init mbarrier.inval mbarrier.pending_count
-        mbarrier.test_wait mbarrier.try_wait membar min mma mov movmatrix mul mul24.hi mul24.lo
-        multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-        prefetchu prmt rcp red red.async redux redux.sync rem ret rsqrt sad selp set
-        setmaxnreg.dec setmaxnreg.inc setp shf.l shf.r shfl shfl.sync shl shr sin slct sqrt st
-        st.async st.bulk stackrestore stacksave stmatrix sub sub.cc subc suld.b suq sured.b
-        sured.p sust.b sust.p szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp
-        tcgen05.dealloc tcgen05.fence tcgen05.ld tcgen05.mma tcgen05.relinquish_alloc_permit
-        tcgen05.shift tcgen05.st tcgen05.wait tensormap.cp_fenceproxy tensormap.replace testp
-        tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax
-        vmax2 vmax4 vmin vmin2 vmin4 vote vote.sync vset vset2 vset4 vshl vshr vsub vsub2 vsub4
-        wgmma.commit_group wgmma.fence wgmma.mma_async wgmma.wait_group wmma.load.a wmma.load.b
-        wmma.load.c wmma.mma wmma.store.d xor
-""".split()),
+    'pack::16b': frozenset('cvt'.split()),
+    'tensormap::generic': frozenset('cp.async.bulk cp.async.bulk.prefetch cp.reduce.async.bulk'.split()),
+    'warpx4': frozenset('bar barrier'.split()),
 }
 
 #: dotted names ptxas reads whole beyond opcodes.py's (their tokens are no modifiers)
@@ -410,30 +157,3 @@ tanh tcgen05.cp tcgen05.shift testp tex tld4 trap txq vabsdiff vabsdiff2 vabsdif
 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote vote.sync vset vset2 vset4 vshl
 vshr vsub vsub2 vsub4 wmma.load.a wmma.load.b wmma.load.c wmma.mma wmma.store.d
 """.split())
-
-
-def known_modifier(name: str, token: str) -> bool:
-    """Whether ptxas reads ``.token`` after the instruction name ``name`` (a name of
-    opcodes.OPCODES) as a modifier it knows; True where the probe cannot say: after a name it
-    did not write tokens after (not in :data:`HOSTS`), and for a token starting with a digit
-    (the probe wrote only those of the real-world modules and the tables: ``.16x64b``)."""
-    if name not in HOSTS or token[:1].isdigit():
-        return True
-    return token in EVERYWHERE or name in ONLY_AFTER.get(token, ())
-
-
-def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
-    """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
-    (opcodes.known_opcode's) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
-    ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``), nor those
-    of a longer name ptxas reads whole (``bar.arrive``, ``mbarrier.arrive.expect_tx``)."""
-    parts = spelling.split(".")
-    skip = max([name.count(".") + 1] + [n.count(".") + 1 for n in LONGER_NAMES
-                                        if parts[:n.count(".") + 1] == n.split(".")])
-    pos = sum(len(p) + 1 for p in parts[:skip]) - 1
-    out = []
-    for tok in parts[skip:]:
-        if not known_modifier(name, tok):
-            out.append((pos, tok))
-        pos += len(tok) + 1
-    return out

@@ -33,7 +33,10 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 
-__all__ = ["OPCODES", "NOT_NAMES", "SOURCE", "known_opcode", "unknown_name", "suggest"]
+from . import modifiers
+
+__all__ = ["OPCODES", "NOT_NAMES", "SOURCE", "known_opcode", "unknown_name", "suggest",
+           "known_modifier", "unknown_modifiers"]
 
 SOURCE = ("PTX ISA 9.0 manual, section 9.7 (Instructions), completed by a probe of ptxas 13.0 "
           "(tools/opcode_probe.py)")
@@ -176,3 +179,35 @@ def suggest(spelling):
     heads = sorted({n.split(".", 1)[0] for n in OPCODES})
     close = difflib.get_close_matches(first, heads, n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def known_modifier(name: str, token: str) -> bool:
+    """Whether ptxas reads ``.token`` after the instruction name ``name`` (a name of
+    :data:`OPCODES`) as a modifier it knows (the probed vocabulary of modifiers.py); True where
+    the probe cannot say: after a name it did not write tokens after (not in
+    ``modifiers.HOSTS``), and for a token starting with a digit (the probe wrote only those of
+    the real-world modules and the tables: ``.16x64b``)."""
+    if name not in modifiers.HOSTS or token[:1].isdigit():
+        return True
+    if token in modifiers.EVERYWHERE:
+        return True
+    not_after = modifiers.NOT_AFTER.get(token)
+    return not_after is not None and name not in not_after
+
+
+def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
+    """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
+    (:func:`known_opcode`'s) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
+    ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``), nor those
+    of a longer name ptxas reads whole (``bar.arrive``, ``mbarrier.arrive.expect_tx``:
+    ``modifiers.LONGER_NAMES``)."""
+    parts = spelling.split(".")
+    skip = max([name.count(".") + 1] + [n.count(".") + 1 for n in modifiers.LONGER_NAMES
+                                        if parts[:n.count(".") + 1] == n.split(".")])
+    pos = sum(len(p) + 1 for p in parts[:skip]) - 1
+    out = []
+    for tok in parts[skip:]:
+        if not known_modifier(name, tok):
+            out.append((pos, tok))
+        pos += len(tok) + 1
+    return out
