@@ -75,7 +75,7 @@ def test_vocabulary_check_can_fail(monkeypatch):
     for every in (modifiers.EVERYWHERE - {"sync"}, modifiers.EVERYWHERE | {unknown},
                   modifiers.EVERYWHERE | {some}):
         with monkeypatch.context() as m:
-            m.setattr(modifiers, "EVERYWHERE", every)
+            m.setattr(opcodes, "EVERYWHERE", every)
             assert probe_mismatches(doc)
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import difflib
 from functools import lru_cache
 
-from . import modifiers
+from .modifiers import EVERYWHERE, HOSTS, LONGER_NAMES, NOT_AFTER
 
 __all__ = ["OPCODES", "NOT_NAMES", "SOURCE", "known_opcode", "unknown_name", "suggest",
            "known_modifier", "unknown_modifiers"]
@@ -187,11 +187,11 @@ def known_modifier(name: str, token: str) -> bool:
     the probe cannot say: after a name it did not write tokens after (not in
     ``modifiers.HOSTS``), and for a token starting with a digit (the probe wrote only those of
     the real-world modules and the tables: ``.16x64b``)."""
-    if name not in modifiers.HOSTS or token[:1].isdigit():
+    if name not in HOSTS or token[:1].isdigit():
         return True
-    if token in modifiers.EVERYWHERE:
+    if token in EVERYWHERE:
         return True
-    not_after = modifiers.NOT_AFTER.get(token)
+    not_after = NOT_AFTER.get(token)
     return not_after is not None and name not in not_after
 
 
@@ -202,7 +202,7 @@ def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
     of a longer name ptxas reads whole (``bar.arrive``, ``mbarrier.arrive.expect_tx``:
     ``modifiers.LONGER_NAMES``)."""
     parts = spelling.split(".")
-    skip = max([name.count(".") + 1] + [n.count(".") + 1 for n in modifiers.LONGER_NAMES
+    skip = max([name.count(".") + 1] + [n.count(".") + 1 for n in LONGER_NAMES
                                         if parts[:n.count(".") + 1] == n.split(".")])
     pos = sum(len(p) + 1 for p in parts[:skip]) - 1
     out = []
