@@ -371,13 +371,22 @@ def _cli_main(argv):
     return rc, out.getvalue(), err.getvalue()
 
 
+def _encoded(text):
+    """The file's bytes: a mutation's non-UTF-8 bytes (surrogate escapes) back as raw bytes;
+    a lone surrogate that escapes no byte (a flipped bit can make one) as UTF-8 would spell
+    it, itself not valid UTF-8."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
 def _cli(args):
     text, as_bytes, argv = args
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "in.ptx")
         with open(path, "wb") as f:
-            f.write(text.encode("utf-8", "surrogateescape") if not as_bytes else
-                    text.encode("utf-8", "surrogateescape") + b"\xff\xfe")
+            f.write(_encoded(text) + (b"\xff\xfe" if as_bytes else b""))
         for cmd in (["check", path] + argv[:1], ["run", path] + argv):
             rc, out, err = bounded("cli", _cli_main, cmd)
             assert rc in (0, 1, 2), (cmd, rc)
