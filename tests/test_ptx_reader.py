@@ -207,6 +207,12 @@ def test_nvcc_modules(path):
     (".version x", 1, 10, "x"),
     (".reg .b16 %r<x>;", 1, 14, "x"),
     ("}", 1, 1, "}"),
+    # octal numbers take the digits 0-7: '09' is the number 0 and then a stray 9 (found by the
+    # fuzzer before the lexer read it so: a ValueError from int('0810', 8))
+    ("add.s32 %r1, %r2, 09;", 1, 20, "9"),
+    ("add.s32 %r1, %r2, -0810;", 1, 21, "810"),
+    ("ld.param.u64 %rd1, [p0+0810];", 1, 25, "810"),
+    ("ld.param.u64 %rd1, [08u];", 1, 22, "8"),
 ])
 def test_syntax_errors(text, line, col, token):
     with pytest.raises(PtxSyntaxError) as e:
