@@ -575,3 +575,13 @@ def test_cli_property_writes_any_surrogate():
     # found by the long run: a flipped bit makes a surrogate that escapes no byte
     _cli(("\udc7f\udcfe\udcc3(", False, []))
     _cli(("fma.rn.f16 %h1\udc7f;", True, ["--json"]))
+
+
+def test_ragged_run_input_is_an_operand_error():
+    # found by the long run: a ragged list as an input went to np.asarray (a ValueError)
+    text = (".version 8.6\n.target sm_90\n.address_size 64\n"
+            ".visible .entry k(.param .u64 p0)\n{\n\n}\n")
+    with pytest.raises(ptxfp.OperandError, match="input 'p0'"):
+        ptxfp.run(text, {"p0": [[], [0]]})
+    with pytest.raises(ptxfp.OperandError, match="input '%h2'"):
+        ptxfp.run("add.rn.f16 %h1, %h2, %h3;", {"%h2": [[1], [2, 3]], "%h3": 0})

@@ -1248,7 +1248,11 @@ def _input_bits(value, width, signed, what):
     if isinstance(value, (bytes, bytearray, str)):
         raise OperandError(f"{what}: expected an int or an integer array, got "
                            f"{type(value).__name__}")
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError) as e:              # ragged lists, objects NumPy refuses
+        raise OperandError(f"{what}: expected an int or a 1-D integer array, got a "
+                           f"{type(value).__name__} NumPy cannot read as one ({e})") from None
     if arr.dtype.kind == "b" and width == 1:
         return arr.astype(bool)
     if arr.dtype.kind not in "iu" and not (arr.dtype.kind == "O" and all(
