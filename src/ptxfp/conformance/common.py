@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import vectors
 from ..errors import PtxfpError
 
 CLASSES = (
@@ -33,13 +34,7 @@ _PARAMS = {"f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127)}
 
 def to_float(bits, fmt: str) -> np.ndarray:
     """Lane bits (f16, bf16, f32) to float64, exactly."""
-    bits = np.asarray(bits)
-    with np.errstate(all="ignore"):
-        if fmt == "f16":
-            return bits.astype(np.uint16).view(np.float16).astype(np.float64)
-        if fmt == "bf16":
-            return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    return vectors.to_float(bits, vectors.FORMATS[fmt])
 
 
 def round_float(x, fmt: str, mode: str, unbounded: bool = False) -> np.ndarray:

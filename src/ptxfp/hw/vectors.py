@@ -84,14 +84,8 @@ def _dtype(fmt):
 # ---- float <-> bits, NumPy only (inputs need not be rounded well: any pattern is an input) ---
 
 def decode(bits, fmt):
-    """Bit patterns of a lane format to float64 (exact)."""
-    bits = np.asarray(bits)
-    with np.errstate(invalid="ignore"):
-        if fmt == "f16":
-            return bits.astype(np.uint16).view(np.float16).astype(np.float64)
-        if fmt == "bf16":
-            return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    """Bit patterns of a lane format (``'f16'``, ``'bf16'``, ``'f32'``) to float64 (exact)."""
+    return _package_vectors.to_float(bits, _package_vectors.FORMATS[fmt])
 
 
 def encode(x, fmt):
