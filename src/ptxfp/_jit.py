@@ -227,8 +227,11 @@ def split(call: Callable[[int, int], Any], n: int) -> None:
     """Run ``call(start, stop)`` over [0, n): on the calling thread below PARALLEL_MIN,
     otherwise in pieces shared between the calling thread and the pool (nogil kernels)."""
     global _pool, _pool_size
+    if n < PARALLEL_MIN:                 # before threads(): its system call costs more
+        call(0, n)                       # than a small call's work
+        return
     nt = threads()
-    if nt <= 1 or n < PARALLEL_MIN:
+    if nt <= 1:
         call(0, n)
         return
     if _pool is None or _pool_size < nt - 1:

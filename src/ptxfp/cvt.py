@@ -42,7 +42,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from . import nvidia, policy, smallfloat
-from ._jit import PARALLEL_MIN, fpenv_enter, fpenv_leave, jit_cached, split
+from ._jit import fpenv_enter, fpenv_leave, jit_cached, split
 from .arith import decode
 from .errors import SpellingError
 from .formats import BF16, F32, lane_of
@@ -253,9 +253,6 @@ def core(ins: Instruction) -> Any:
             last = memo[0]
             if last is None or last[0] is not pol:
                 last = memo[0] = (pol, *_kernel_args(ins, pol))
-            if n < PARALLEL_MIN:                # split() would call it once, on this thread
-                _kernel(last[1], a, b, out)(a, b, out, 0, n, *last[2])
-            else:
-                _run(last[1], a, b, out, last[2])
+            _run(last[1], a, b, out, last[2])
         return out
     return run
