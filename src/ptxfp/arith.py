@@ -275,49 +275,55 @@ def fma_bf16_frame(typingctx, a, b, c, round_down):
         def smax(x, y):
             return sel(builder.icmp_signed(">", x, y), x, y)
 
-        def smin(x, y):
-            return sel(builder.icmp_signed("<", x, y), x, y)
+        def umin(x, y):
+            return sel(builder.icmp_unsigned("<", x, y), x, y)
 
         def decode(h):
             # value = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
-            # converted: a normal binary32 or 0) with the operand's sign, e = max(field, 1).
-            # Field 255: m is the infinity or NaN itself.
+            # converted: a normal binary32 or 0) with the operand's sign, e = max(field, 1),
+            # returned as e * 2**7, where the field sits in the bits (shifts are the scarce
+            # vector operations here: half the rate of adds and logic on this machine,
+            # docs/performance.md).  Field 255: m is the infinity or NaN itself.
             mag = builder.and_(h, c(0x7FFF))
             hs = builder.shl(h, c(16))
-            sub = builder.icmp_unsigned("<", mag, c(0x80))
-            m = bits(builder.sitofp(sel(sub, mag, builder.or_(builder.and_(h, c(0x7F)),
-                                                              c(0x80))), f32))
+            e7 = smax(builder.and_(h, c(0x7F80)), c(0x80))
+            # mag less the field's bits plus a normal's leading bit: once e = max(field, 1),
+            # one subtraction for normals and subnormals alike
+            m = bits(builder.sitofp(builder.sub(builder.add(mag, c(0x80)), e7), f32))
             m = builder.or_(m, builder.and_(hs, c(-0x80000000)))
             m = sel(builder.icmp_unsigned(">=", mag, c(0x7F80)), hs, m)
-            e = builder.lshr(mag, c(7))
-            return flt(m), sel(sub, c(1), e)
+            return flt(m), e7
 
         ma, ea = decode(ha)
         mb, eb = decode(hb)
         mc, ec = decode(hc)
         # exact: a*b = p * 2**sp, p an integer below 2**16 in magnitude (or inf/NaN), and
         # c = mc * 2**sc.  The frame's scale is T = the larger of sp and sc (that of the
-        # nonzero term when one is zero), so both terms are below 2**16 in it.
+        # nonzero term when one is zero), so both terms are below 2**16 in it.  The scales
+        # are held times 2**7 (as the decoded exponents) until T is put back.
         p = builder.fmul(ma, mb)
         zero = _f32c(0.0)
-        sp = sel(builder.fcmp_ordered("==", p, zero), c(_ZERO_FIELD),
-                 builder.add(builder.add(ea, eb), c(-268)))
-        sc = sel(builder.fcmp_ordered("==", mc, zero), c(_ZERO_FIELD), builder.add(ec, c(-134)))
-        T = smax(sp, sc)
+        sp = sel(builder.fcmp_ordered("==", p, zero), c(_ZERO_FIELD << 7),
+                 builder.add(builder.add(ea, eb), c(-268 << 7)))
+        sc = sel(builder.fcmp_ordered("==", mc, zero), c(_ZERO_FIELD << 7),
+                 builder.add(ec, c(-134 << 7)))
+        T7 = smax(sp, sc)
 
-        def pow2(k):                    # 2**max(k, _FRAME_LO): a term below that, a stand-in
-            return flt(builder.shl(builder.add(smax(k, c(_FRAME_LO)), c(127)), c(23)))
-        pu = builder.fmul(p, pow2(builder.sub(sp, T)))
-        zu = builder.fmul(mc, pow2(builder.sub(sc, T)))
+        def pow2(k7):                   # 2**max(k, _FRAME_LO): a term below that, a stand-in
+            return flt(builder.shl(builder.add(smax(k7, c(_FRAME_LO << 7)), c(127 << 7)),
+                                   c(16)))
+        pu = builder.fmul(p, pow2(builder.sub(sp, T7)))
+        zu = builder.fmul(mc, pow2(builder.sub(sc, T7)))
+        T = builder.ashr(T7, c(7))
         # TwoSum and the sum rounded to odd (as add_odd32): every value a multiple of 2**-40
         # below 2**17, so normal or zero
         s = builder.fadd(pu, zu)
         bb = builder.fsub(s, pu)
         err = builder.fadd(builder.fsub(pu, builder.fsub(s, bb)), builder.fsub(zu, bb))
         sb = bits(s)
-        inexact = builder.zext(builder.fcmp_ordered("!=", err, _f32c(0.0)), i32)
-        above = builder.and_(inexact, builder.lshr(builder.xor(bits(err), sb), c(31)))
-        vb = builder.or_(builder.sub(sb, above), inexact)
+        inexact = builder.fcmp_ordered("!=", err, zero)
+        above = builder.lshr(builder.xor(bits(err), sb), c(31))
+        vb = sel(inexact, builder.or_(builder.sub(sb, above), c(1)), sb)
         # exact zero sum under .rm: -0 when an operand is negative (zero_sign_fix32)
         neg0 = builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000))
         vb = sel(builder.and_(rd, builder.fcmp_ordered("==", s, _f32c(0.0))), neg0, vb)
@@ -326,18 +332,18 @@ def fma_bf16_frame(typingctx, a, b, c, round_down):
         vmag = builder.and_(vb, c(0x7FFFFFFF))
         fv = builder.lshr(vmag, c(23))
         F = builder.add(fv, T)
-        normal = builder.add(vb, builder.shl(T, c(23)))
-        over = builder.or_(sign, c(0x7F7FFFFF))
+        # F > 0: T added to the exponent; from F = 255 on (the exact result at least 2**128)
+        # the largest binary32: an unsigned minimum (F <= 384, so the sum does not wrap)
+        normal = builder.or_(sign, umin(builder.add(vmag, builder.shl(T, c(23))),
+                                        c(0x7F7FFFFF)))
         # F <= 0: RO on the grid 2**-149 from the 24-bit significand (the bits shifted out
         # are the sticky bit); a binary32 subnormal's bits are its multiple of 2**-149
         sig24 = builder.or_(builder.and_(vmag, c(0x7FFFFF)), c(0x800000))
-        sh = builder.sub(c(1), F)
-        sh = sel(builder.icmp_unsigned(">", sh, c(31)), c(31), sh)
+        sh = umin(builder.sub(c(1), F), c(31))
         kept = builder.lshr(sig24, sh)
         sticky = builder.zext(builder.icmp_unsigned("!=", builder.shl(kept, sh), sig24), i32)
         tiny = builder.or_(sign, builder.or_(kept, sticky))
-        r = sel(builder.icmp_signed(">=", F, c(255)), over,
-                sel(builder.icmp_signed("<=", F, c(0)), tiny, normal))
+        r = sel(builder.icmp_signed("<=", F, c(0)), tiny, normal)
         # zero, infinity, NaN: as they are
         keep = builder.icmp_unsigned(">=", builder.sub(fv, c(1)), c(254))
         return flt(sel(keep, vb, r))
