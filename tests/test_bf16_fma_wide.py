@@ -111,17 +111,17 @@ def _pack(ops, lanes):
 
 
 def _wide_kernel(spec):
-    """A loop running the frame lane on every lane of ``spec`` (lanes=1)."""
+    """A loop running the frame lane on every lane of ``spec`` (lanes=1), as kernel32 runs
+    a block it cannot trust to the plain pass."""
     K = kernels.lane_consts(spec)
-    lane32 = kernels.lane32
-    enter, leave = _jit.fpenv_enter, _jit.fpenv_leave
+    frame_run, fpenv_set = kernels.frame_run, _jit.fpenv_set
+    CSR = np.int32(kernels.MXCSR_FRAME)
 
     @njit
     def run(a, b, c, out):
-        env = enter()
-        for i in range(out.size):
-            out[i] = lane32(a[i], b[i], c[i], K, True)
-        leave(env)
+        env = fpenv_set(CSR)
+        frame_run(a, b, c, out, K, np.empty(1024, np.int32), np.empty(1024, np.int32))
+        fpenv_set(env)
     return run
 
 

@@ -238,113 +238,152 @@ _FRAME_LO = -40                       # smallest scale of a term (its stand-in b
 _ZERO_FIELD = -1000                   # the exponent given to a zero term
 
 
+class _Lanes:
+    """Builds 32-bit-lane LLVM IR for the frame lane (Numba's booleans and integers are wider
+    and would halve the lanes per vector)."""
+
+    def __init__(self, builder):
+        self.b = builder
+        self.f32, self.i32 = ir.FloatType(), ir.IntType(32)
+
+    def c(self, k):
+        return ir.Constant(self.i32, k)
+
+    def bits(self, v):
+        return self.b.bitcast(v, self.i32)
+
+    def flt(self, v):
+        return self.b.bitcast(v, self.f32)
+
+    def smax(self, x, y):
+        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
+
+    def umin(self, x, y):
+        return self.b.select(self.b.icmp_unsigned("<", x, y), x, y)
+
+
+def _frame_sum_ir(builder, ha, hb, hc, rd):
+    """The frame lane's first part: ``(vb, T)``, the bits of (a * b + c) / 2**T rounded to
+    odd (normal or zero, or the infinity or NaN of IEEE's fma) and the frame's scale T."""
+    x = _Lanes(builder)
+    c, bits, flt, smax, sel = x.c, x.bits, x.flt, x.smax, builder.select
+    zero = _f32c(0.0)
+
+    def decode(h):
+        # value = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
+        # converted: a normal binary32 or 0) with the operand's sign, e = max(field, 1),
+        # returned as e * 2**7, where the field sits in the bits (shifts are among the
+        # scarce vector operations here, docs/performance.md).  Field 255: m is the
+        # infinity or NaN itself.
+        mag = builder.and_(h, c(0x7FFF))
+        hs = builder.shl(h, c(16))
+        e7 = smax(builder.and_(h, c(0x7F80)), c(0x80))
+        # mag less the field's bits plus a normal's leading bit: once e = max(field, 1),
+        # one subtraction for normals and subnormals alike
+        m = bits(builder.sitofp(builder.sub(builder.add(mag, c(0x80)), e7), x.f32))
+        m = builder.or_(m, builder.and_(hs, c(-0x80000000)))
+        m = sel(builder.icmp_unsigned(">=", mag, c(0x7F80)), hs, m)
+        return flt(m), e7, builder.icmp_unsigned("==", mag, c(0))
+
+    ma, ea, za = decode(ha)
+    mb, eb, zb = decode(hb)
+    mc, ec, zc = decode(hc)
+    # exact: a*b = p * 2**sp, p an integer below 2**16 in magnitude (or inf/NaN), and
+    # c = mc * 2**sc.  The frame's scale is T = the larger of sp and sc (that of the
+    # nonzero term when one is zero), so both terms are below 2**16 in it.  The scales are
+    # held times 2**7 (as the decoded exponents) until T is put back.
+    p = builder.fmul(ma, mb)
+    sp = sel(builder.or_(za, zb), c(_ZERO_FIELD << 7),
+             builder.add(builder.add(ea, eb), c(-268 << 7)))
+    sc = sel(zc, c(_ZERO_FIELD << 7), builder.add(ec, c(-134 << 7)))
+    T7 = smax(sp, sc)
+
+    def pow2(k7):                       # 2**max(k, _FRAME_LO): a term below that, a stand-in
+        return flt(builder.shl(builder.add(smax(k7, c(_FRAME_LO << 7)), c(127 << 7)), c(16)))
+    pu = builder.fmul(p, pow2(builder.sub(sp, T7)))
+    zu = builder.fmul(mc, pow2(builder.sub(sc, T7)))
+    # The sum rounded to odd: s = pu + zu rounded toward zero (the FP environment's mode,
+    # see fma_bf16_frame_sum) with its last bit set when it is inexact.  Every value here is
+    # a multiple of 2**-40 below 2**18, so normal or zero, and then s is exact exactly when
+    # s - pu, rounded toward zero, is zu (docs/semantics.md, "Fast lane").  An ordered
+    # compare: with an infinite or NaN term, s - pu is that term or NaN, so an IEEE special
+    # is left as it is.
+    s = builder.fadd(pu, zu)
+    inexact = builder.fcmp_ordered("!=", builder.fsub(s, pu), zu)
+    vb = builder.or_(bits(s), builder.zext(inexact, x.i32))
+    # exact zero sum under .rm: -0 when an operand is negative (zero_sign_fix32)
+    neg0 = builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000))
+    vb = sel(builder.and_(rd, builder.fcmp_ordered("==", s, zero)), neg0, vb)
+    return vb, builder.ashr(T7, c(7))
+
+
+def _frame_back_ir(builder, vb, T):
+    """The frame lane's second part: the frame's sum ``vb`` (bits) times 2**T, as the bits
+    of the binary32 that fma_bf16_frame_back returns."""
+    x = _Lanes(builder)
+    c, umin, sel = x.c, x.umin, builder.select
+    sign = builder.and_(vb, c(-0x80000000))
+    vmag = builder.and_(vb, c(0x7FFFFFFF))
+    fv = builder.lshr(vmag, c(23))
+    F = builder.add(fv, T)
+    # F > 0: T added to the exponent; from F = 255 on (the exact result at least 2**128)
+    # the largest binary32: an unsigned minimum (F < 384, so the sum does not wrap)
+    normal = builder.or_(sign, umin(builder.add(vmag, builder.shl(T, c(23))), c(0x7F7FFFFF)))
+    # F <= 0: RO on the grid 2**-149 from the 24-bit significand (the bits shifted out
+    # are the sticky bit); a binary32 subnormal's bits are its multiple of 2**-149
+    sig24 = builder.or_(builder.and_(vmag, c(0x7FFFFF)), c(0x800000))
+    sh = umin(builder.sub(c(1), F), c(31))
+    kept = builder.lshr(sig24, sh)
+    kept = sel(builder.icmp_unsigned("!=", builder.shl(kept, sh), sig24),
+               builder.or_(kept, c(1)), kept)
+    r = sel(builder.icmp_signed("<=", F, c(0)), builder.or_(sign, kept), normal)
+    # zero, infinity, NaN: as they are
+    keep = builder.icmp_unsigned(">=", builder.sub(fv, c(1)), c(254))
+    return sel(keep, vb, r)
+
+
 @intrinsic
-def fma_bf16_frame(typingctx, a, b, c, round_down):
-    """a * b + c for the bf16 bit patterns a, b, c: the binary32 bits (as a binary32) of the
-    exact result rounded to odd on binary32's grid (subnormals included), or the largest
-    binary32 of its sign when the exact result is finite and at least 2**128 in magnitude,
-    or an infinity or NaN as IEEE's fma gives; an exact zero gets IEEE's sign (under
-    ``round_down``, -0 when an operand is negative).  Every rounding of it to bf16
-    (``rounding.round_pack32``) is that of the exact a * b + c; no binary32 operand or result
-    of a float operation here is subnormal (docs/semantics.md, "Fast lane", bf16 fma).  Only
-    integer operations should read the result (it can be a subnormal binary32).  Needs
-    round-to-nearest; branch-free, in 32-bit lanes (LLVM IR: Numba's booleans and integers
-    are wider and would halve the lanes per vector)."""
+def fma_bf16_frame_sum(typingctx, a, b, c, round_down):
+    """a * b + c for the bf16 bit patterns a, b, c, in two parts: ``(v, T)``, 32-bit
+    integers, where v holds the bits of (a * b + c) / 2**T rounded to odd (a normal binary32
+    or zero; or the infinity or NaN that IEEE's fma gives, with T of no meaning), and
+    ``fma_bf16_frame_back(v, T)`` is the whole result.  An exact zero gets IEEE's sign
+    (under ``round_down``, -0 when an operand is negative).  No binary32 operand or result
+    of a float operation here is subnormal (docs/semantics.md, "Fast lane", bf16 fma).
+
+    Needs the FP environment's rounding mode set to round-toward-zero
+    (``kernels.MXCSR_FRAME``).  Branch-free, in 32-bit lanes.  Two parts so that a block
+    runs them as two loops (kernels.frame_run): one loop with both ran 0.78x as fast, its
+    chain of dependent operations being too long for the vector unit to overlap enough
+    lanes (docs/performance.md)."""
     if not (all(isinstance(t, types.Integer) for t in (a, b, c))
             and isinstance(round_down, types.Boolean)):
         return None
+    ret = types.UniTuple(types.int32, 2)
 
     def codegen(context, builder, signature, args):
-        f32, i32 = ir.FloatType(), ir.IntType(32)
+        i32 = ir.IntType(32)
         ha, hb, hc = (builder.and_(_narrow_int(builder, v, 32), ir.Constant(i32, 0xFFFF))
                       for v in args[:3])
         rd = args[3]
         if rd.type != ir.IntType(1):
             rd = builder.trunc(rd, ir.IntType(1))
-        sel = builder.select
+        return context.make_tuple(builder, ret, _frame_sum_ir(builder, ha, hb, hc, rd))
+    return ret(a, b, c, round_down), codegen
 
-        def c(k):
-            return ir.Constant(i32, k)
 
-        def bits(v):
-            return builder.bitcast(v, i32)
+@intrinsic
+def fma_bf16_frame_back(typingctx, v, T):
+    """The second part of ``fma_bf16_frame_sum``: from its ``(v, T)``, a binary32 holding
+    the exact a * b + c rounded to odd on binary32's grid (subnormals included), or the
+    largest binary32 of its sign when the exact result is finite and at least 2**128 in
+    magnitude, or the infinity or NaN of IEEE's fma.  Every rounding of it to bf16
+    (``rounding.round_pack32``) is that of the exact a * b + c.  Only integer operations
+    should read it (it can be a subnormal binary32); integer operations only."""
+    if not (isinstance(v, types.Integer) and isinstance(T, types.Integer)):
+        return None
 
-        def flt(v):
-            return builder.bitcast(v, f32)
-
-        def smax(x, y):
-            return sel(builder.icmp_signed(">", x, y), x, y)
-
-        def umin(x, y):
-            return sel(builder.icmp_unsigned("<", x, y), x, y)
-
-        def decode(h):
-            # value = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
-            # converted: a normal binary32 or 0) with the operand's sign, e = max(field, 1),
-            # returned as e * 2**7, where the field sits in the bits (shifts are the scarce
-            # vector operations here: half the rate of adds and logic on this machine,
-            # docs/performance.md).  Field 255: m is the infinity or NaN itself.
-            mag = builder.and_(h, c(0x7FFF))
-            hs = builder.shl(h, c(16))
-            e7 = smax(builder.and_(h, c(0x7F80)), c(0x80))
-            # mag less the field's bits plus a normal's leading bit: once e = max(field, 1),
-            # one subtraction for normals and subnormals alike
-            m = bits(builder.sitofp(builder.sub(builder.add(mag, c(0x80)), e7), f32))
-            m = builder.or_(m, builder.and_(hs, c(-0x80000000)))
-            m = sel(builder.icmp_unsigned(">=", mag, c(0x7F80)), hs, m)
-            return flt(m), e7
-
-        ma, ea = decode(ha)
-        mb, eb = decode(hb)
-        mc, ec = decode(hc)
-        # exact: a*b = p * 2**sp, p an integer below 2**16 in magnitude (or inf/NaN), and
-        # c = mc * 2**sc.  The frame's scale is T = the larger of sp and sc (that of the
-        # nonzero term when one is zero), so both terms are below 2**16 in it.  The scales
-        # are held times 2**7 (as the decoded exponents) until T is put back.
-        p = builder.fmul(ma, mb)
-        zero = _f32c(0.0)
-        sp = sel(builder.fcmp_ordered("==", p, zero), c(_ZERO_FIELD << 7),
-                 builder.add(builder.add(ea, eb), c(-268 << 7)))
-        sc = sel(builder.fcmp_ordered("==", mc, zero), c(_ZERO_FIELD << 7),
-                 builder.add(ec, c(-134 << 7)))
-        T7 = smax(sp, sc)
-
-        def pow2(k7):                   # 2**max(k, _FRAME_LO): a term below that, a stand-in
-            return flt(builder.shl(builder.add(smax(k7, c(_FRAME_LO << 7)), c(127 << 7)),
-                                   c(16)))
-        pu = builder.fmul(p, pow2(builder.sub(sp, T7)))
-        zu = builder.fmul(mc, pow2(builder.sub(sc, T7)))
-        T = builder.ashr(T7, c(7))
-        # TwoSum and the sum rounded to odd (as add_odd32): every value a multiple of 2**-40
-        # below 2**17, so normal or zero
-        s = builder.fadd(pu, zu)
-        bb = builder.fsub(s, pu)
-        err = builder.fadd(builder.fsub(pu, builder.fsub(s, bb)), builder.fsub(zu, bb))
-        sb = bits(s)
-        inexact = builder.fcmp_ordered("!=", err, zero)
-        above = builder.lshr(builder.xor(bits(err), sb), c(31))
-        vb = sel(inexact, builder.or_(builder.sub(sb, above), c(1)), sb)
-        # exact zero sum under .rm: -0 when an operand is negative (zero_sign_fix32)
-        neg0 = builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000))
-        vb = sel(builder.and_(rd, builder.fcmp_ordered("==", s, _f32c(0.0))), neg0, vb)
-        # back to scale: the value is v * 2**T
-        sign = builder.and_(vb, c(-0x80000000))
-        vmag = builder.and_(vb, c(0x7FFFFFFF))
-        fv = builder.lshr(vmag, c(23))
-        F = builder.add(fv, T)
-        # F > 0: T added to the exponent; from F = 255 on (the exact result at least 2**128)
-        # the largest binary32: an unsigned minimum (F <= 384, so the sum does not wrap)
-        normal = builder.or_(sign, umin(builder.add(vmag, builder.shl(T, c(23))),
-                                        c(0x7F7FFFFF)))
-        # F <= 0: RO on the grid 2**-149 from the 24-bit significand (the bits shifted out
-        # are the sticky bit); a binary32 subnormal's bits are its multiple of 2**-149
-        sig24 = builder.or_(builder.and_(vmag, c(0x7FFFFF)), c(0x800000))
-        sh = umin(builder.sub(c(1), F), c(31))
-        kept = builder.lshr(sig24, sh)
-        sticky = builder.zext(builder.icmp_unsigned("!=", builder.shl(kept, sh), sig24), i32)
-        tiny = builder.or_(sign, builder.or_(kept, sticky))
-        r = sel(builder.icmp_signed("<=", F, c(0)), tiny, normal)
-        # zero, infinity, NaN: as they are
-        keep = builder.icmp_unsigned(">=", builder.sub(fv, c(1)), c(254))
-        return flt(sel(keep, vb, r))
-    return types.float32(a, b, c, round_down), codegen
+    def codegen(context, builder, signature, args):
+        vb, t = (_narrow_int(builder, x, 32) for x in args)
+        return builder.bitcast(_frame_back_ir(builder, vb, t), ir.FloatType())
+    return types.float32(v, T), codegen

@@ -23,10 +23,10 @@ from . import nvidia
 from ._bitcast import bits_from_f32
 from ._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
                    fpenv_leave, fpenv_set, jit_cached, split)
-from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_frame,
-                    zero_sign_fix, zero_sign_fix32)
+from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_frame_back,
+                    fma_bf16_frame_sum, zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, FORMATS
-from .rounding import RM, RN, TINY_AFTER, round_pack, round_pack32
+from .rounding import RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
 
 #: the operations the lane computes, by opcode: a row's opcode selects its branch of ``lane``
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3
@@ -135,15 +135,14 @@ def _make_lane32():
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
     - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
     - bf16 fma (any mode): the product plus c rounded to odd at binary32: by the plain sum
-      where the hardware's flags say it was exact, else in a frame near 1.0 with the exponent
-      put back by integer operations (``arith.fma_bf16_frame``), branch-free, so every input
-      takes the same vector path.
+      where the hardware's flags say it was exact (kernel32 checks them), else in a frame
+      near 1.0 with the exponent put back by integer operations (``frame_run``), branch-free,
+      so every input takes the same vector path.
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
-    def lane32(a, b, c, K, WIDE):
-        """One lane, as ``lane``.  bf16 fma: ``WIDE`` takes ``arith.fma_bf16_frame`` (any
-        input); without it the plain binary32 sum (kernel32 checks the flags)."""
+    def lane32(a, b, c, K):
+        """One lane, as ``lane`` (bf16 fma: the plain binary32 sum)."""
         (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
          relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
         if MIXED:
@@ -163,11 +162,7 @@ def _make_lane32():
             flush = tininess if ftz else TINY_AFTER
             x = decode32(a, AE, AM, ftz)
             y = decode32(b, AE, AM, ftz)
-            if OP == OP_FMA and AE == 8 and WIDE:
-                # bf16 products can leave binary32's range: formed in a frame near 1.0, from
-                # the bits (bf16 fma has no .ftz, so the operands are the bits' values).
-                v = fma_bf16_frame(a, b, c, mode == RM)
-            elif OP == OP_FMA:
+            if OP == OP_FMA:
                 # exact for f16; for bf16 unless the flags say otherwise (kernel32)
                 p32 = x * y
                 z32 = decode32(c, CE, CM, ftz)
@@ -178,12 +173,43 @@ def _make_lane32():
                 v = x + y
             else:
                 v = x - y
-            # the frame lane's v may be a subnormal binary32: its NaN test reads the bits
-            frame = OP == OP_FMA and AE == 8 and WIDE
-            mag, sign, is_nan = round_pack32(v, AE, mode, flush, frame)
+            mag, sign, is_nan = round_pack32(v, AE, mode, flush)
         return _finish(a, b, c, mag, sign, is_nan, K)
 
     return njit(lane32, inline="always")
+
+
+#: The FP environment of the frame lane: round-toward-zero (its one rounded operation, the
+#: frame's sum, is rounded to odd from it; arith.fma_bf16_frame_sum), exceptions masked.
+MXCSR_FRAME = MXCSR_DEFAULT | (MXCSR_RC[RZ] << 13)
+
+
+@njit(inline="always")
+def frame_run(a, b, c, o, K, v, t):
+    """bf16 fma on the frame lane, right on any input (docs/semantics.md, "Fast lane"):
+    ``o[i]`` for the bf16 lanes ``a[i], b[i], c[i]`` of the form ``K``, by chunks of
+    ``v.size`` lanes, two loops a chunk (``v`` and ``t`` hold the first part's results; see
+    arith.fma_bf16_frame_sum).  The FP environment must be ``MXCSR_FRAME``.  bf16 fma has no
+    .ftz, so the operands are the bits' values."""
+    (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+     relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
+    for s in range(0, o.size, v.size):
+        n = min(v.size, o.size - s)
+        ab = a[s:s + n]
+        bb = b[s:s + n]
+        cb = c[s:s + n]
+        ob = o[s:s + n]
+        vb = v[:n]
+        tb = t[:n]
+        for i in range(n):
+            vt = fma_bf16_frame_sum(ab[i], bb[i], cb[i], mode == RM)
+            vb[i] = vt[0]
+            tb[i] = vt[1]
+        for i in range(n):
+            # the frame lane's result may be a subnormal binary32: its NaN test reads the bits
+            mag, sign, is_nan = round_pack32(fma_bf16_frame_back(vb[i], tb[i]), AE, mode,
+                                             TINY_AFTER, True)
+            ob[i] = _finish(ab[i], bb[i], cb[i], mag, sign, is_nan, K)
 
 
 @dataclass(frozen=True)
@@ -293,7 +319,7 @@ def _build32(spec):
         env = fpenv_set(np.int32(CSR))
         if not BLOCKS:
             for i in range(o.size):
-                o[i] = lane32(a[i], b[i], c[i], K, False)
+                o[i] = lane32(a[i], b[i], c[i], K)
         else:
             # bf16 fma, by blocks of BLOCK lanes.  The plain binary32 pass is exact unless a
             # product is tiny and inexact or overflows, or a sum overflows; exactly those raise
@@ -304,6 +330,8 @@ def _build32(spec):
             # leave binary32's range (random bits) are usually spread over the whole array.
             # Each time the plain pass right after such a run raises a flag again, the next
             # run is twice as long (up to WIDE_RUN_MAX blocks); a clean block resets it.
+            v = np.empty(BLOCK, np.int32)
+            t = np.empty(BLOCK, np.int32)
             wide_run = 0
             run_len = WIDE_RUN
             for s in range(0, o.size, BLOCK):
@@ -316,7 +344,7 @@ def _build32(spec):
                 if not redo:
                     fpenv_set(np.int32(CSR))              # clears the flags
                     for i in range(n):
-                        ob[i] = lane32(ab[i], bb[i], cb[i], K, False)
+                        ob[i] = lane32(ab[i], bb[i], cb[i], K)
                     if fpenv_set(np.int32(CSR)) & MXCSR_OE_UE:
                         redo = True
                         wide_run = run_len + 1
@@ -325,8 +353,8 @@ def _build32(spec):
                         run_len = WIDE_RUN
                 if redo:
                     wide_run -= 1
-                    for i in range(n):
-                        ob[i] = lane32(ab[i], bb[i], cb[i], K, True)
+                    fpenv_set(np.int32(MXCSR_FRAME))
+                    frame_run(ab, bb, cb, ob, K, v, t)
         fpenv_leave(env)
 
     return jit_cached(kernel32, ("lane32", spec), nogil=True)
