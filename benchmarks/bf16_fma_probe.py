@@ -28,12 +28,13 @@ FRAME, FRAME_FTZ_DAZ = kernels.MXCSR_FRAME, kernels.MXCSR_FRAME | 0x8040
 
 def _loop(K, wide, csr):
     lane32, frame_run, fpenv_set = kernels.lane32, kernels.frame_run, _jit.fpenv_set
+    CHUNK = kernels.FRAME_CHUNK
 
     if wide:                            # the frame lane as kernel32 runs it (any input)
         @njit
         def run(a, b, c, o):
             env = fpenv_set(np.int32(csr))
-            frame_run(a, b, c, o, K, np.empty(1024, np.int32), np.empty(1024, np.int32))
+            frame_run(a, b, c, o, K, np.empty(CHUNK, np.int32), np.empty(CHUNK, np.int32))
             fpenv_set(env)
         return run
 

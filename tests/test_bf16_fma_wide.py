@@ -116,11 +116,12 @@ def _wide_kernel(spec):
     K = kernels.lane_consts(spec)
     frame_run, fpenv_set = kernels.frame_run, _jit.fpenv_set
     CSR = np.int32(kernels.MXCSR_FRAME)
+    CHUNK = kernels.FRAME_CHUNK
 
     @njit
     def run(a, b, c, out):
         env = fpenv_set(CSR)
-        frame_run(a, b, c, out, K, np.empty(1024, np.int32), np.empty(1024, np.int32))
+        frame_run(a, b, c, out, K, np.empty(CHUNK, np.int32), np.empty(CHUNK, np.int32))
         fpenv_set(env)
     return run
 
