@@ -258,6 +258,9 @@ class _Lanes:
     def smax(self, x, y):
         return self.b.select(self.b.icmp_signed(">", x, y), x, y)
 
+    def smin(self, x, y):
+        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
+
     def umin(self, x, y):
         return self.b.select(self.b.icmp_unsigned("<", x, y), x, y)
 
@@ -289,22 +292,24 @@ def _frame_sum_ir(builder, ha, hb, hc, rd):
     mb, eb, zb = decode(hb)
     mc, ec, zc = decode(hc)
     # exact: a*b = p * 2**sp, p an integer below 2**16 in magnitude (or inf/NaN), and
-    # c = mc * 2**sc.  The frame's scale is T = the larger of sp and sc (that of the
-    # nonzero term when one is zero), so both terms are below 2**16 in it.  The scales are
-    # held times 2**7 (as the decoded exponents) until T is put back.
-    p = builder.fmul(ma, mb)
+    # c = mc * 2**sc.  The frame is the product's scale: pu = p, and zu = mc * 2**(sc - sp)
+    # with the exponent held within -40 .. 40.  Below -40, zu is a stand-in for c, of its
+    # sign, below p's last bit at 24 bits; above 40 the frame moves up with c, to
+    # T = sc - 40, where p (below 2**16) is the stand-in for the product, below zu's last
+    # bit (zu >= 2**40).  A zero term's scale is _ZERO_FIELD, so the other term sets the
+    # frame.  The scales are held times 2**7 (as the decoded exponents) until T is put
+    # back.  (docs/semantics.md, "Fast lane", bf16 fma.)
+    pu = builder.fmul(ma, mb)
     sp = sel(builder.or_(za, zb), c(_ZERO_FIELD << 7),
              builder.add(builder.add(ea, eb), c(-268 << 7)))
     sc = sel(zc, c(_ZERO_FIELD << 7), builder.add(ec, c(-134 << 7)))
-    T7 = smax(sp, sc)
-
-    def pow2(k7):                       # 2**max(k, _FRAME_LO): a term below that, a stand-in
-        return flt(builder.shl(builder.add(smax(k7, c(_FRAME_LO << 7)), c(127 << 7)), c(16)))
-    pu = builder.fmul(p, pow2(builder.sub(sp, T7)))
-    zu = builder.fmul(mc, pow2(builder.sub(sc, T7)))
+    k7 = builder.sub(sc, sp)
+    k7 = smax(x.smin(k7, c(-_FRAME_LO << 7)), c(_FRAME_LO << 7))
+    zu = builder.fmul(mc, flt(builder.shl(builder.add(k7, c(127 << 7)), c(16))))
+    T7 = smax(sp, builder.add(sc, c(_FRAME_LO << 7)))
     # The sum rounded to odd: s = pu + zu rounded toward zero (the FP environment's mode,
     # see fma_bf16_frame_sum) with its last bit set when it is inexact.  Every value here is
-    # a multiple of 2**-40 below 2**18, so normal or zero, and then s is exact exactly when
+    # a multiple of 2**-40 below 2**49, so normal or zero, and then s is exact exactly when
     # s - pu, rounded toward zero, is zu (docs/semantics.md, "Fast lane").  An ordered
     # compare: with an infinite or NaN term, s - pu is that term or NaN, so an IEEE special
     # is left as it is.
@@ -327,7 +332,7 @@ def _frame_back_ir(builder, vb, T):
     fv = builder.lshr(vmag, c(23))
     F = builder.add(fv, T)
     # F > 0: T added to the exponent; from F = 255 on (the exact result at least 2**128)
-    # the largest binary32: an unsigned minimum (F < 384, so the sum does not wrap)
+    # the largest binary32: an unsigned minimum (F < 512, so the sum does not wrap)
     normal = builder.or_(sign, umin(builder.add(vmag, builder.shl(T, c(23))), c(0x7F7FFFFF)))
     # F <= 0: RO on the grid 2**-149 from the 24-bit significand (the bits shifted out
     # are the sticky bit); a binary32 subnormal's bits are its multiple of 2**-149
