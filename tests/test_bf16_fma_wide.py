@@ -1,4 +1,4 @@
-"""bf16 fma on inputs that leave binary32's range: the frame lane (``arith.fma_bf16_frame``,
+"""bf16 fma on inputs that leave binary32's range: the frame lane (``kernels.frame_run``,
 docs/semantics.md "Fast lane") against the float64 reference lane and the MPFR oracle.
 
 The kernel runs a block of 1,024 lanes on the plain binary32 sum and, when the block raised the
@@ -6,8 +6,8 @@ underflow or overflow flag, on the frame lane (and the 15 blocks after it too). 
 give the frame lane inputs aimed at each of its cases (``hard_mix``: product exponent sums at
 the edges of binary32's range, tiny products next to near and far addends, subnormal addends,
 exact cancellation, specials; ``frame_edges``: results at the edges of the subnormal, normal
-and overflow ranges, the addend's scale at the edges of the stand-in, -40 below the product's,
-and the product's at the same edge below the addend's), run it on every lane whatever the flags
+and overflow ranges, the addend's scale at the edges of the stand-ins, 40 below and 40 above
+the product's), run it on every lane whatever the flags
 say, and run whole arrays through ``execute`` where clean and flagged blocks alternate.
 """
 

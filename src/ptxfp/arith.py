@@ -215,7 +215,8 @@ def zero_sign_fix32(r, x, y, round_down):
     return r
 
 
-# --- bf16 fma in a frame near 1.0 (kernels.lane32; docs/semantics.md, "Fast lane") ----------
+# --- bf16 fma in a frame at the product's scale (kernels.frame_run; docs/semantics.md,
+# "Fast lane") ---------------------------------------------------------------------------------
 #
 # A bf16 product has at most 16 significant bits but can lie anywhere from 2**-266 to 2**256,
 # far outside binary32's range, so the plain binary32 sum (kernels.kernel32) is exact only
@@ -224,8 +225,9 @@ def zero_sign_fix32(r, x, y, round_down):
 # No binary32 value that this lane forms is subnormal (nor overflows, but for infinite or NaN
 # operands): each operand's significand is an integer below 2**8 converted to binary32, the
 # product of two is an integer below 2**16, and the addend is brought to the product's scale
-# (or the product to the addend's) within 2**-40 .. 2**16, where a term too small to matter is
-# replaced by a stand-in of the same sign.  The exponent goes back on with integer operations.
+# within 2**-40 .. 2**48 (a term too small to matter, the addend below or the product when the
+# addend is far above, is replaced by a stand-in of the same sign).  The exponent goes back on
+# with integer operations.
 # An x86 vector operation with a subnormal operand or result is slow for the whole vector
 # (docs/performance.md), and random bf16 operands make such values in most vectors.
 
@@ -234,7 +236,7 @@ def _f32c(v):
     return ir.Constant(ir.FloatType(), float(v))
 
 
-_FRAME_LO = -40                       # smallest scale of a term (its stand-in below that)
+_FRAME_LO = -40                       # the addend's scale is held within -40 .. 40 of the frame
 _ZERO_FIELD = -1000                   # the exponent given to a zero term
 
 
