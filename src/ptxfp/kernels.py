@@ -135,9 +135,9 @@ def _make_lane32():
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
     - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
     - bf16 fma (any mode): the product plus c rounded to odd at binary32: by the plain sum
-      where the hardware's flags say it was exact (kernel32 checks them), else in a frame
-      near 1.0 with the exponent put back by integer operations (``frame_run``), branch-free,
-      so every input takes the same vector path.
+      where the hardware's flags say it was exact (kernel32 checks them), else in a frame at
+      the product's scale with the exponent put back by integer operations (``frame_run``),
+      branch-free, so every input takes the same vector path.
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
@@ -328,11 +328,13 @@ def _build32(spec):
             # product is tiny and inexact or overflows, or a sum overflows; exactly those raise
             # the hardware's sticky underflow/overflow flags, and nothing else in the pass can
             # (TwoSum's steps are exact, the rest is integer work).  A block that raised one is
-            # recomputed on the frame lane (right on any input, about a third as fast), and so
+            # recomputed on the frame lane (right on any input, about half as fast), and so
             # are the next WIDE_RUN blocks without trying the plain pass first: inputs that
             # leave binary32's range (random bits) are usually spread over the whole array.
             # Each time the plain pass right after such a run raises a flag again, the next
             # run is twice as long (up to WIDE_RUN_MAX blocks); a clean block resets it.
+            # The frame lane runs under its own FP environment (MXCSR_FRAME); the next plain
+            # pass loads CSR again.  v, t: the frame lane's buffers (frame_run).
             v = np.empty(FRAME_CHUNK, np.int32)
             t = np.empty(FRAME_CHUNK, np.int32)
             wide_run = 0
