@@ -26,7 +26,7 @@ from ._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpen
 from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_frame_back,
                     fma_bf16_frame_sum, zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, FORMATS
-from .rounding import RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
+from .rounding import F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
 
 #: the operations the lane computes, by opcode: a row's opcode selects its branch of ``lane``
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3
@@ -109,12 +109,14 @@ def _make_lane():
 
 
 @njit(inline="always")
-def _finish(a, b, c, mag, sign, is_nan, K):
-    """NVIDIA's rules on a rounded lane (nvidia.finish), then .oob on its operands."""
+def _finish(a, b, c, mag, sign, is_nan, K, ftz_after_done=False):
+    """NVIDIA's rules on a rounded lane (nvidia.finish), then .oob on its operands.
+    ``ftz_after_done``: the caller has flushed results tiny after rounding already."""
     (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
      relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
-    bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz and tininess == TINY_AFTER, sat,
-                         relu, sat_mz, relu_mz, nan_bits)
+    ftz_after = ftz and tininess == TINY_AFTER and not ftz_after_done
+    bits = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, ftz_after, sat, relu, sat_mz,
+                         relu_mz, nan_bits)
     if oob:
         hit = nvidia.is_oob(a, oob_sign) | nvidia.is_oob(b, oob_sign)
         if oob_c:
@@ -174,6 +176,13 @@ def _make_lane32():
             else:
                 v = x - y
             mag, sign, is_nan = round_pack32(v, AE, mode, flush)
+            if ftz and tininess == TINY_AFTER and AE == 5:
+                # .ftz, tininess after rounding (nvidia.finish tests the rounded bits): read
+                # off the binary32 value instead, the same test for f16's nearest-even
+                # rounding (docs/semantics.md, "Fast lane"); an integer compare of the 16-bit
+                # result made LLVM widen the lane's integer work to 64 bits (4x the vectors)
+                mag = 0 if abs(v) < F16_TINY_AFTER_RN else mag
+                return _finish(a, b, c, mag, sign, is_nan, K, True)
         return _finish(a, b, c, mag, sign, is_nan, K)
 
     return njit(lane32, inline="always")

@@ -231,6 +231,9 @@ def _is_nan32(typingctx, x):
 
 
 _F16_MIN_NORMAL = np.float32(2.0 ** -14)
+#: below this a binary32 rounds to nearest-even to an f16 below 2**-14 (the midpoint
+#: 2**-14 - 2**-25 between the largest subnormal and 2**-14 rounds up, to the even 2**-14)
+F16_TINY_AFTER_RN = np.float32(2.0 ** -14 - 2.0 ** -25)
 _BF16_MIN_NORMAL = np.float32(2.0 ** -126)
 #: the smallest normals scaled by the exact powers of two that the unbounded tininess test
 #: multiplies with (2**10 for f16, 2**64 for bf16)
