@@ -57,6 +57,7 @@ import hashlib
 import json
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import opcode_probe as op
@@ -287,11 +288,22 @@ def emit(doc, path=MODULE):
                               hosts=len(doc["hosts"]), generic=", ".join(doc["generic"]))
     text += ("#: tokens ptxas knows as modifiers after every instruction name\n"
              "EVERYWHERE = frozenset(\"\"\"\n" + _wrap(every) + "\n\"\"\".split())\n\n")
+    # a list of hosts that several tokens share is written once, as _NOT_AFTER_<n>
+    counts = Counter(tuple(h) for h in only.values())
+    shared = {h: f"_NOT_AFTER_{i}" for i, h in
+              enumerate(h for h in counts if counts[h] > 1 and len(h) >= 12)}
+    for h, name in shared.items():
+        text += (f"#: the names after which several tokens of NOT_AFTER are unknown\n"
+                 f"{name} = frozenset(\"\"\"\n{_wrap(list(h))}\n\"\"\".split())\n\n")
     text += ("#: tokens ptxas knows as modifiers after every instruction name of HOSTS but these\n"
              "NOT_AFTER = {\n")
     for c, h in only.items():
-        text += f"    {c!r}: frozenset({_wrap(h)!r}.split()),\n" if len(h) < 12 else \
-            f"    {c!r}: frozenset(\"\"\"\n{_wrap(h, '        ')}\n\"\"\".split()),\n"
+        if tuple(h) in shared:
+            text += f"    {c!r}: {shared[tuple(h)]},\n"
+        elif len(h) < 12:
+            text += f"    {c!r}: frozenset({_wrap(h)!r}.split()),\n"
+        else:
+            text += f"    {c!r}: frozenset(\"\"\"\n{_wrap(h, '        ')}\n\"\"\".split()),\n"
     text += "}\n\n#: dotted names ptxas reads whole beyond opcodes.py's (their tokens are no modifiers)\n"
     text += "LONGER_NAMES = tuple(\"\"\"\n" + _wrap(longer) + "\n\"\"\".split())\n"
     text += "\n#: the instruction names the probe wrote tokens after\n"

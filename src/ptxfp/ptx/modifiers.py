@@ -86,31 +86,23 @@ unanimous uni unpack::16b up v2 v4 v8 volatile wait warpx2::01_23 warpx2::02_13 
 wrap wt x1 x128 x16 x2 x32 x4 x64 x8 xor xorsign zero
 """.split())
 
+#: the names after which several tokens of NOT_AFTER are unknown
+_NOT_AFTER_0 = frozenset("""
+barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
+cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret tcgen05.fence
+tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group wgmma.fence
+""".split())
+
 #: tokens ptxas knows as modifiers after every instruction name of HOSTS but these
 NOT_AFTER = {
     'async::generic': frozenset('red st'.split()),
     'bulk_group': frozenset('applypriority cp.async discard st'.split()),
-    'cc': frozenset("""
-        barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
-        cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret
-        tcgen05.fence tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group
-        wgmma.fence
-""".split()),
+    'cc': _NOT_AFTER_0,
     'clamp': frozenset('tex'.split()),
     'cluster': frozenset('barrier'.split()),
     'lower::16b': frozenset('dp2a mad mul'.split()),
-    'mbarrier': frozenset("""
-        barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
-        cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret
-        tcgen05.fence tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group
-        wgmma.fence
-""".split()),
-    'mbarrier::meet_tx::bytes': frozenset("""
-        barrier.cluster.arrive barrier.cluster.wait brkpt cp.async.bulk.commit_group
-        cp.async.commit_group cp.async.wait_all exit fence griddepcontrol membar ret
-        tcgen05.fence tcgen05.relinquish_alloc_permit tcgen05.wait trap wgmma.commit_group
-        wgmma.fence
-""".split()),
+    'mbarrier': _NOT_AFTER_0,
+    'mbarrier::meet_tx::bytes': _NOT_AFTER_0,
     'pack::16b': frozenset('cvt'.split()),
     'tensormap::generic': frozenset('cp.async.bulk cp.async.bulk.prefetch cp.reduce.async.bulk'.split()),
     'warpx4': frozenset('bar barrier'.split()),
