@@ -1,6 +1,6 @@
 """Where bf16 fma's time goes on random inputs (docs/performance.md, "Why bf16 fma is not at
 half its normal-value rate"): the fast lane's kernel loops alone (the plain binary32 pass and
-the frame lane on every lane), on uniform bits, normal values and bench.py's hard mix, with
+the wide lane on every lane), on uniform bits, normal values and bench.py's hard mix, with
 probes that are not exact (FTZ/DAZ set) to show what subnormal binary32 values cost.  Single
 thread, thread CPU time, best of 7, 4M lanes.
 
@@ -23,18 +23,18 @@ import bench  # noqa: E402
 
 N = 1 << 22
 DEFAULT, FTZ_DAZ = 0x1F80, 0x9FC0
-FRAME, FRAME_FTZ_DAZ = kernels.MXCSR_FRAME, kernels.MXCSR_FRAME | 0x8040
+WIDE, WIDE_FTZ_DAZ = kernels.MXCSR_WIDE, kernels.MXCSR_WIDE | 0x8040
 
 
 def _loop(K, wide, csr):
-    lane32, frame_run, fpenv_set = kernels.lane32, kernels.frame_run, _jit.fpenv_set
-    CHUNK = kernels.FRAME_CHUNK
+    lane32, wide_run, fpenv_set = kernels.lane32, kernels.wide_run, _jit.fpenv_set
+    CHUNK = kernels.WIDE_CHUNK
 
-    if wide:                            # the frame lane as kernel32 runs it (any input)
+    if wide:                            # the wide lane as kernel32 runs it (any input)
         @njit
         def run(a, b, c, o):
             env = fpenv_set(np.int32(csr))
-            frame_run(a, b, c, o, K, np.empty(CHUNK, np.int32), np.empty(CHUNK, np.int32))
+            wide_run(a, b, c, o, K, np.empty(CHUNK, np.int32))
             fpenv_set(env)
         return run
 
@@ -66,7 +66,7 @@ def main(spelling="fma.rn.bf16"):
     dists = {d: [np.asarray(x).astype(np.uint16) for x in bench.dist_operands(ins, N, rng, d)]
              for d in ("uniform", "normal", "hard")}
     loops = {"plain": _loop(K, False, DEFAULT), "plain+FTZ/DAZ": _loop(K, False, FTZ_DAZ),
-             "frame": _loop(K, True, FRAME), "frame+FTZ/DAZ": _loop(K, True, FRAME_FTZ_DAZ)}
+             "wide": _loop(K, True, WIDE), "wide+FTZ/DAZ": _loop(K, True, WIDE_FTZ_DAZ)}
     print(f"{spelling}; load average {os.getloadavg()[0]:.1f}; Ge/s, kernel loop only, {N} lanes")
     for d, ops in dists.items():
         print(f"{d:8s} " + "  ".join(f"{k} {rate(f, ops):5.2f}" for k, f in loops.items()),

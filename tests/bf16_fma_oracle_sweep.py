@@ -1,5 +1,5 @@
 """bf16 fma through ``execute`` against MPFR (tests/oracle.py) at scale: for each spelling, N
-triples at the frame lane's edges, N of the hard mix and N uniform random ones (the generators
+triples at the wide lane's edges, N of the hard mix and N uniform random ones (the generators
 of test_bf16_fma_wide.py; the packed spellings take them two lanes to a word), seeded per
 spelling.  Prints the mismatches per spelling; exits 1 if there are any (docs/verification.md).
 
@@ -16,7 +16,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import oracle  # noqa: E402
 import ptxfp  # noqa: E402
-from test_bf16_fma_wide import _pack, frame_edges, hard_mix  # noqa: E402
+from test_bf16_fma_wide import _pack, wide_edges, hard_mix  # noqa: E402
 
 SPELLINGS = ["fma.rn.bf16", "fma.rz.bf16", "fma.rm.bf16", "fma.rp.bf16", "fma.rn.relu.bf16",
              "fma.rz.oob.bf16", "fma.rm.oob.relu.bf16", "fma.rn.bf16x2", "fma.rp.relu.bf16x2"]
@@ -28,7 +28,7 @@ def main(n: int = 2_000_000) -> int:
     for spelling in SPELLINGS:
         rng = np.random.default_rng(zlib.crc32(b"big" + spelling.encode()))
         uniform = [rng.integers(0, 1 << 16, n).astype(np.uint16) for _ in range(3)]
-        ops = [np.concatenate(x) for x in zip(frame_edges(rng, n), hard_mix(rng, n), uniform)]
+        ops = [np.concatenate(x) for x in zip(wide_edges(rng, n), hard_mix(rng, n), uniform)]
         ops = _pack(ops, ptxfp.parse(spelling).lanes)
         t = time.time()
         got = ptxfp.execute(spelling, *ops)

@@ -1,14 +1,15 @@
-"""bf16 fma on inputs that leave binary32's range: the frame lane (``kernels.frame_run``,
+"""bf16 fma on inputs that leave binary32's range: the wide lane (``kernels.wide_run``,
 docs/semantics.md "Fast lane") against the float64 reference lane and the MPFR oracle.
 
 The kernel runs a block of 1,024 lanes on the plain binary32 sum and, when the block raised the
-underflow or overflow flag, on the frame lane (and the 15 blocks after it too).  These tests
-give the frame lane inputs aimed at each of its cases (``hard_mix``: product exponent sums at
-the edges of binary32's range, tiny products next to near and far addends, subnormal addends,
-exact cancellation, specials; ``frame_edges``: results at the edges of the subnormal, normal
-and overflow ranges, the addend's scale at the edges of the stand-ins, 40 below and 40 above
-the product's), run it on every lane whatever the flags
-say, and run whole arrays through ``execute`` where clean and flagged blocks alternate.
+underflow or overflow flag, on the wide lane (and the blocks after it too).  These tests give
+the wide lane inputs aimed at each of its cases (``hard_mix``: product exponent sums at the
+edges of binary32's range, tiny products next to near and far addends, subnormal addends, exact
+cancellation, specials; ``wide_edges``: results at the edges of binary32's subnormal, normal
+and overflow ranges, the addend's exponent at the edges where the binary64 sum becomes inexact
+and where the binary32 truncation keeps or drops it, and the old binary32 frame's edges), run
+it on every lane whatever the flags say, and run whole arrays through ``execute`` where clean
+and flagged blocks alternate.
 """
 
 import dataclasses
@@ -44,7 +45,7 @@ def _bits(rng, fields):
 def hard_mix(rng, n):
     """bf16 fma operand bits (a, b, c) aimed at binary32's range edges: products with exponent
     sums near its subnormal, normal and overflow edges, tiny products next to near and far
-    addends, cancellation, specials (written for the scaled lane the frame lane replaced)."""
+    addends, cancellation, specials (written for an earlier scaled lane)."""
     fa = rng.integers(0, 256, n)
     # the exponent sum max(fa, 1) + max(fb, 1) - 254 near each edge, or anywhere
     target = rng.choice([-136, -135, -134, -128, -127, -126, -160, -252, 124, 125, 126, 127, 128,
@@ -75,11 +76,15 @@ def hard_mix(rng, n):
     return a, b, c
 
 
-def frame_edges(rng, n):
-    """bf16 fma operand bits (a, b, c) at the edges of the frame lane's cases: a*b near 2**L
-    for L at binary32's subnormal, normal and overflow edges (and 1), and c with its exponent
-    field d away from the product's (d at and beside +-40, the stand-in's edge, at the
-    product's width of 16 bits, and equal), or c = -(a*b) rounded to bf16 and nudged."""
+def wide_edges(rng, n):
+    """bf16 fma operand bits (a, b, c) at the edges of the wide lane's cases: a*b near 2**L
+    for L at binary32's subnormal, normal and overflow edges, bf16's subnormal edge and 1, and
+    c with its exponent field d away from the product's, or c = -(a*b) rounded to bf16 and
+    nudged.  d: where the binary64 sum s = a*b + c turns inexact (a 16-bit product and an
+    8-bit addend need more than 53 bits from about d = -45, and from about d = 37 with the
+    addend above), where the binary32 truncation of s keeps or drops the smaller term (about
+    -24 .. -8 and 8 .. 24), and the edges of the binary32 frame this lane replaced (+-40, 16,
+    0)."""
     fa = rng.integers(0, 256, n)
     L = rng.choice([-300, -266, -160, -151, -150, -149, -148, -134, -133, -132, -127, -126,
                     -125, 0, 126, 127, 128, 129, 200], n) + rng.integers(-1, 2, n)
@@ -88,8 +93,9 @@ def frame_edges(rng, n):
     fa = np.where(rng.integers(0, 8, n) == 0, rng.integers(0, 3, n), fa)  # subnormal a
     a, b = _bits(rng, fa), _bits(rng, np.maximum(fb, 0))
     fp = np.clip(L + 127, -200, 400)                         # the product's field, unclipped
-    d = rng.choice([-60, -48, -42, -41, -40, -39, -38, -32, -25, -24, -16, -9, -8, -1, 0, 1,
-                    8, 9, 15, 16, 17, 24, 25, 38, 39, 40, 41, 42, 48, 60], n)
+    d = rng.choice([-80, -60, -54, -53, -52, -48, -47, -46, -45, -44, -43, -42, -41, -40, -39,
+                    -38, -32, -25, -24, -23, -16, -9, -8, -1, 0, 1, 8, 9, 15, 16, 17, 23, 24,
+                    25, 35, 36, 37, 38, 39, 40, 41, 42, 48, 60, 80], n)
     fc = np.where(rng.integers(0, 10, n) == 0, rng.integers(0, 2, n), fp + d)
     c = _bits(rng, np.clip(fc, 0, 254))
     kind = rng.integers(0, 6, n)
@@ -111,17 +117,17 @@ def _pack(ops, lanes):
 
 
 def _wide_kernel(spec):
-    """A loop running the frame lane on every lane of ``spec`` (lanes=1), as kernel32 runs
+    """A loop running the wide lane on every lane of ``spec`` (lanes=1), as kernel32 runs
     a block it cannot trust to the plain pass."""
     K = kernels.lane_consts(spec)
-    frame_run, fpenv_set = kernels.frame_run, _jit.fpenv_set
-    CSR = np.int32(kernels.MXCSR_FRAME)
-    CHUNK = kernels.FRAME_CHUNK
+    wide_run, fpenv_set = kernels.wide_run, _jit.fpenv_set
+    CSR = np.int32(kernels.MXCSR_WIDE)
+    CHUNK = kernels.WIDE_CHUNK
 
     @njit
     def run(a, b, c, out):
         env = fpenv_set(CSR)
-        frame_run(a, b, c, out, K, np.empty(CHUNK, np.int32), np.empty(CHUNK, np.int32))
+        wide_run(a, b, c, out, K, np.empty(CHUNK, np.int32))
         fpenv_set(env)
     return run
 
@@ -146,13 +152,13 @@ def _first_difference(spelling, ops, got, exp, what):
 
 @needs_fast
 @pytest.mark.parametrize("spelling", [s for s in SPELLINGS if "x2" not in s])
-def test_frame_lane_on_every_lane_equals_reference(spelling):
-    """The frame lane alone (also on lanes the plain sum would take), on the hard mix, the
-    frame's edges, uniform bits and normal values, against the float64 lane."""
+def test_wide_lane_on_every_lane_equals_reference(spelling):
+    """The wide lane alone (also on lanes the plain sum would take), on the hard mix, its
+    edges, uniform bits and normal values, against the float64 lane."""
     rng = np.random.default_rng(zlib.crc32(spelling.encode()))
     n = 30_000
     h = hard_mix(rng, n)
-    e = frame_edges(rng, n)
+    e = wide_edges(rng, n)
     u = [rng.integers(0, 1 << 16, n).astype(np.uint16) for _ in range(3)]
     g = [vectors.from_float(rng.standard_normal(n), vectors.BF16).astype(np.uint16)
          for _ in range(3)]
@@ -196,11 +202,11 @@ def test_execute_on_mixed_blocks_equals_reference(spelling):
                                       "fma.rp.bf16", "fma.rn.oob.relu.bf16", "fma.rz.oob.bf16",
                                       "fma.rn.relu.bf16x2", "fma.rp.bf16x2"])
 def test_hard_mix_against_oracle(spelling):
-    """execute on the hard mix and the frame's edges (all of it flagged, so the frame lane)
-    against MPFR."""
+    """execute on the hard mix and the wide lane's edges (all of it flagged, so the wide
+    lane) against MPFR."""
     ins = ptxfp.parse(spelling)
     rng = np.random.default_rng(zlib.crc32(b"oracle" + spelling.encode()))
-    ops = [np.concatenate(x) for x in zip(hard_mix(rng, 4_000), frame_edges(rng, 4_000))]
+    ops = [np.concatenate(x) for x in zip(hard_mix(rng, 4_000), wide_edges(rng, 4_000))]
     ops = _pack(ops, ins.lanes)
     got = ptxfp.execute(spelling, *ops)
     exp = oracle.compute_array(spelling, *ops)
@@ -210,9 +216,9 @@ def test_hard_mix_against_oracle(spelling):
 @pytest.mark.slow
 @needs_fast
 @pytest.mark.parametrize("spelling", SPELLINGS[:7])
-def test_random_sweep_frame_lane(spelling):
+def test_random_sweep_wide_lane(spelling):
     """The slow sweep: 2**25 uniform random triples, 2**24 hard-mix triples and 2**24 triples
-    at the frame's edges per spelling through execute, against the float64 lane (in pieces of
+    at the wide lane's edges per spelling through execute, against the float64 lane (in pieces of
     2**22)."""
     rng = np.random.default_rng(zlib.crc32(b"sweep" + spelling.encode()))
     for piece in range(16):
@@ -220,7 +226,7 @@ def test_random_sweep_frame_lane(spelling):
         if piece % 4 == 1:
             ops = list(hard_mix(rng, m))
         elif piece % 4 == 3:
-            ops = list(frame_edges(rng, m))
+            ops = list(wide_edges(rng, m))
         else:
             ops = [rng.integers(0, 1 << 16, m).astype(np.uint16) for _ in range(3)]
         got = ptxfp.execute(spelling, *ops)

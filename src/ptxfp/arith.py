@@ -215,158 +215,62 @@ def zero_sign_fix32(r, x, y, round_down):
     return r
 
 
-# --- bf16 fma in a frame at the product's scale (kernels.frame_run; docs/semantics.md,
-# "Fast lane") ---------------------------------------------------------------------------------
+# --- bf16 fma in binary64 (kernels.wide_run; docs/semantics.md, "Fast lane") ---------------
 #
 # A bf16 product has at most 16 significant bits but can lie anywhere from 2**-266 to 2**256,
 # far outside binary32's range, so the plain binary32 sum (kernels.kernel32) is exact only
 # where the hardware's underflow and overflow flags stay clear; elsewhere this lane runs.
-#
-# No binary32 value that this lane forms is subnormal (nor overflows, but for infinite or NaN
-# operands): each operand's significand is an integer below 2**8 converted to binary32, the
-# product of two is an integer below 2**16, and the addend is brought to the product's scale
-# within 2**-40 .. 2**48 (a term too small to matter, the addend below or the product when the
-# addend is far above, is replaced by a stand-in of the same sign).  The exponent goes back on
-# with integer operations.
-# An x86 vector operation with a subnormal operand or result is slow for the whole vector
-# (docs/performance.md), and random bf16 operands make such values in most vectors.
+# Binary64 holds every such product exactly, and no sum with a bf16 addend (8 bits, 2**-133 ..
+# 2**128) is subnormal in binary64 or overflows it.  The sum is rounded toward zero (the FP
+# environment's mode), then toward zero again onto binary32's grid, subnormals included; with
+# its last bit set when either step was inexact, that is the exact sum rounded to odd, and any
+# rounding of it to bf16 is the exact sum's.  Binary64 vectors hold half the lanes of binary32
+# ones, yet the lane takes 57 vector instructions per 16 lanes where the binary32 frame it
+# replaced (the exponent kept aside and put back by integer operations) took 121.
+# On this path subnormal binary32 values are the operands and results of conversions only,
+# which this machine runs at full speed (benchmarks/bf16_fma_probe.py: the lane runs as fast
+# with FTZ/DAZ set); its float operations see no subnormal.
 
 
-def _f32c(v):
-    return ir.Constant(ir.FloatType(), float(v))
+def _wide_ir(builder, ha, hb, hc, rd):
+    """The IR of ``fma_bf16_wide`` (32-bit integer lanes in, binary32 out)."""
+    f32, f64, i32, i64 = ir.FloatType(), ir.DoubleType(), ir.IntType(32), ir.IntType(64)
 
+    def wide(h):      # a bf16's bits as a binary64 (exact: via its binary32)
+        return builder.fpext(builder.bitcast(builder.shl(h, ir.Constant(i32, 16)), f32), f64)
 
-_FRAME_LO = -40                       # the addend's scale is held within -40 .. 40 of the frame
-_ZERO_FIELD = -1000                   # the exponent given to a zero term
-
-
-class _Lanes:
-    """Builds 32-bit-lane LLVM IR for the frame lane (Numba's booleans and integers are wider
-    and would halve the lanes per vector)."""
-
-    def __init__(self, builder):
-        self.b = builder
-        self.f32, self.i32 = ir.FloatType(), ir.IntType(32)
-
-    def c(self, k):
-        return ir.Constant(self.i32, k)
-
-    def bits(self, v):
-        return self.b.bitcast(v, self.i32)
-
-    def flt(self, v):
-        return self.b.bitcast(v, self.f32)
-
-    def smax(self, x, y):
-        return self.b.select(self.b.icmp_signed(">", x, y), x, y)
-
-    def smin(self, x, y):
-        return self.b.select(self.b.icmp_signed("<", x, y), x, y)
-
-    def umin(self, x, y):
-        return self.b.select(self.b.icmp_unsigned("<", x, y), x, y)
-
-
-def _frame_sum_ir(builder, ha, hb, hc, rd):
-    """The frame lane's first part: ``(vb, T)``, the bits of (a * b + c) / 2**T rounded to
-    odd (normal or zero, or the infinity or NaN of IEEE's fma) and the frame's scale T."""
-    x = _Lanes(builder)
-    c, bits, flt, smax, sel = x.c, x.bits, x.flt, x.smax, builder.select
-    zero = _f32c(0.0)
-
-    def decode(h):
-        # value = m * 2**(e - 134): m the significand as an integer below 2**8 (exactly
-        # converted: a normal binary32 or 0) with the operand's sign, e = max(field, 1),
-        # returned as e * 2**7, where the field sits in the bits (shifts are among the
-        # scarce vector operations here, docs/performance.md).  Field 255: m is the
-        # infinity or NaN itself.
-        mag = builder.and_(h, c(0x7FFF))
-        hs = builder.shl(h, c(16))
-        e7 = smax(builder.and_(h, c(0x7F80)), c(0x80))
-        # mag less the field's bits plus a normal's leading bit: once e = max(field, 1),
-        # one subtraction for normals and subnormals alike
-        m = bits(builder.sitofp(builder.sub(builder.add(mag, c(0x80)), e7), x.f32))
-        m = builder.or_(m, builder.and_(hs, c(-0x80000000)))
-        m = sel(builder.icmp_unsigned(">=", mag, c(0x7F80)), hs, m)
-        return flt(m), e7, builder.icmp_unsigned("==", mag, c(0))
-
-    ma, ea, za = decode(ha)
-    mb, eb, zb = decode(hb)
-    mc, ec, zc = decode(hc)
-    # exact: a*b = p * 2**sp, p an integer below 2**16 in magnitude (or inf/NaN), and
-    # c = mc * 2**sc.  The frame is the product's scale: pu = p, and zu = mc * 2**(sc - sp)
-    # with the exponent held within -40 .. 40.  Below -40, zu is a stand-in for c, of its
-    # sign, below p's last bit at 24 bits; above 40 the frame moves up with c, to
-    # T = sc - 40, where p (below 2**16) is the stand-in for the product, below zu's last
-    # bit (zu >= 2**40).  A zero term's scale is _ZERO_FIELD, so the other term sets the
-    # frame.  The scales are held times 2**7 (as the decoded exponents) until T is put
-    # back.  (docs/semantics.md, "Fast lane", bf16 fma.)
-    pu = builder.fmul(ma, mb)
-    sp = sel(builder.or_(za, zb), c(_ZERO_FIELD << 7),
-             builder.add(builder.add(ea, eb), c(-268 << 7)))
-    sc = sel(zc, c(_ZERO_FIELD << 7), builder.add(ec, c(-134 << 7)))
-    k7 = builder.sub(sc, sp)
-    k7 = smax(x.smin(k7, c(-_FRAME_LO << 7)), c(_FRAME_LO << 7))
-    zu = builder.fmul(mc, flt(builder.shl(builder.add(k7, c(127 << 7)), c(16))))
-    T7 = smax(sp, builder.add(sc, c(_FRAME_LO << 7)))
-    # The sum rounded to odd: s = pu + zu rounded toward zero (the FP environment's mode,
-    # see fma_bf16_frame_sum) with its last bit set when it is inexact.  Every value here is
-    # a multiple of 2**-40 below 2**49, so normal or zero, and then s is exact exactly when
-    # s - pu, rounded toward zero, is zu (docs/semantics.md, "Fast lane").  An ordered
-    # compare: with an infinite or NaN term, s - pu is that term or NaN, so an IEEE special
-    # is left as it is.
-    s = builder.fadd(pu, zu)
-    inexact = builder.fcmp_ordered("!=", builder.fsub(s, pu), zu)
-    vb = builder.or_(bits(s), builder.zext(inexact, x.i32))
-    # exact zero sum under .rm: -0 when an operand is negative (zero_sign_fix32)
-    neg0 = builder.and_(builder.or_(bits(pu), bits(zu)), c(-0x80000000))
-    vb = sel(builder.and_(rd, builder.fcmp_ordered("==", s, zero)), neg0, vb)
-    return vb, builder.ashr(T7, c(7))
-
-
-def _frame_back_ir(builder, vb, T):
-    """The frame lane's second part: the frame's sum ``vb`` (bits) times 2**T, as the bits
-    of the binary32 that fma_bf16_frame_back returns."""
-    x = _Lanes(builder)
-    c, umin, sel = x.c, x.umin, builder.select
-    sign = builder.and_(vb, c(-0x80000000))
-    vmag = builder.and_(vb, c(0x7FFFFFFF))
-    fv = builder.lshr(vmag, c(23))
-    F = builder.add(fv, T)
-    # F > 0: T added to the exponent; from F = 255 on (the exact result at least 2**128)
-    # the largest binary32: an unsigned minimum (F < 512, so the sum does not wrap)
-    normal = builder.or_(sign, umin(builder.add(vmag, builder.shl(T, c(23))), c(0x7F7FFFFF)))
-    # F <= 0: RO on the grid 2**-149 from the 24-bit significand (the bits shifted out
-    # are the sticky bit); a binary32 subnormal's bits are its multiple of 2**-149
-    sig24 = builder.or_(builder.and_(vmag, c(0x7FFFFF)), c(0x800000))
-    sh = umin(builder.sub(c(1), F), c(31))
-    kept = builder.lshr(sig24, sh)
-    kept = sel(builder.icmp_unsigned("!=", builder.shl(kept, sh), sig24),
-               builder.or_(kept, c(1)), kept)
-    r = sel(builder.icmp_signed("<=", F, c(0)), builder.or_(sign, kept), normal)
-    # zero, infinity, NaN: as they are
-    keep = builder.icmp_unsigned(">=", builder.sub(fv, c(1)), c(254))
-    return sel(keep, vb, r)
+    fa, fb, fc = wide(ha), wide(hb), wide(hc)
+    p = builder.fmul(fa, fb)                                  # exact
+    s = builder.fadd(p, fc)                                   # toward zero
+    t = builder.fptrunc(s, f32)                               # toward zero
+    # t is the exact sum rounded toward zero on binary32's grid (two truncations are one).
+    # It is inexact when s is (s is exact exactly when s - p, rounded toward zero, is c:
+    # docs/semantics.md) or when t is not s.  Ordered compares: an infinite or NaN s is
+    # left as it is.
+    inexact = builder.or_(builder.fcmp_ordered("!=", builder.fsub(s, p), fc),
+                          builder.fcmp_ordered("!=", builder.fpext(t, f64), s))
+    r = builder.or_(builder.bitcast(t, i32), builder.zext(inexact, i32))
+    # exact zero sum under .rm: -0 when a term is negative (IEEE 754 6.3)
+    neg0 = builder.and_(builder.or_(builder.xor(ha, hb), hc), ir.Constant(i32, 0x8000))
+    r = builder.select(builder.and_(rd, builder.fcmp_ordered("==", s, ir.Constant(f64, 0.0))),
+                       builder.shl(neg0, ir.Constant(i32, 16)), r)
+    return builder.bitcast(r, f32)
 
 
 @intrinsic
-def fma_bf16_frame_sum(typingctx, a, b, c, round_down):
-    """a * b + c for the bf16 bit patterns a, b, c, in two parts: ``(v, T)``, 32-bit
-    integers, where v holds the bits of (a * b + c) / 2**T rounded to odd (a normal binary32
-    or zero; or the infinity or NaN that IEEE's fma gives, with T of no meaning), and
-    ``fma_bf16_frame_back(v, T)`` is the whole result.  An exact zero gets IEEE's sign
-    (under ``round_down``, -0 when an operand is negative).  No binary32 operand or result
-    of a float operation here is subnormal (docs/semantics.md, "Fast lane", bf16 fma).
+def fma_bf16_wide(typingctx, a, b, c, round_down):
+    """a * b + c for the bf16 bit patterns a, b, c: a binary32 holding the exact sum rounded
+    to odd on binary32's grid (subnormals included), or the largest binary32 of its sign when
+    the exact sum is finite and beyond it, or the infinity or NaN of IEEE's fma.  An exact zero
+    gets IEEE's sign (under ``round_down``, -0 when a term is negative).  Every rounding of it
+    to bf16 (``rounding.round_pack32``) is that of the exact a * b + c.
 
-    Needs the FP environment's rounding mode set to round-toward-zero
-    (``kernels.MXCSR_FRAME``).  Branch-free, in 32-bit lanes.  Two parts so that a block
-    runs them as two loops (kernels.frame_run): one loop with both ran 0.78x as fast, its
-    chain of dependent operations being too long for the vector unit to overlap enough
-    lanes (docs/performance.md)."""
+    Needs the FP environment's rounding mode set to round-toward-zero, without flushing
+    (``kernels.MXCSR_WIDE``).  Branch-free.  The result can be a subnormal binary32: read it
+    with integer operations (a float operation on it would be slow)."""
     if not (all(isinstance(t, types.Integer) for t in (a, b, c))
             and isinstance(round_down, types.Boolean)):
         return None
-    ret = types.UniTuple(types.int32, 2)
 
     def codegen(context, builder, signature, args):
         i32 = ir.IntType(32)
@@ -375,22 +279,5 @@ def fma_bf16_frame_sum(typingctx, a, b, c, round_down):
         rd = args[3]
         if rd.type != ir.IntType(1):
             rd = builder.trunc(rd, ir.IntType(1))
-        return context.make_tuple(builder, ret, _frame_sum_ir(builder, ha, hb, hc, rd))
-    return ret(a, b, c, round_down), codegen
-
-
-@intrinsic
-def fma_bf16_frame_back(typingctx, v, T):
-    """The second part of ``fma_bf16_frame_sum``: from its ``(v, T)``, a binary32 holding
-    the exact a * b + c rounded to odd on binary32's grid (subnormals included), or the
-    largest binary32 of its sign when the exact result is finite and at least 2**128 in
-    magnitude, or the infinity or NaN of IEEE's fma.  Every rounding of it to bf16
-    (``rounding.round_pack32``) is that of the exact a * b + c.  Only integer operations
-    should read it (it can be a subnormal binary32); integer operations only."""
-    if not (isinstance(v, types.Integer) and isinstance(T, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        vb, t = (_narrow_int(builder, x, 32) for x in args)
-        return builder.bitcast(_frame_back_ir(builder, vb, t), ir.FloatType())
-    return types.float32(v, T), codegen
+        return _wide_ir(builder, ha, hb, hc, rd)
+    return types.float32(a, b, c, round_down), codegen

@@ -20,11 +20,11 @@ import numpy as np
 from numba import njit
 
 from . import nvidia
-from ._bitcast import bits_from_f32
+from ._bitcast import bits_from_f32, f32_from_bits
 from ._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
                    fpenv_leave, fpenv_set, jit_cached, split)
-from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_frame_back,
-                    fma_bf16_frame_sum, zero_sign_fix, zero_sign_fix32)
+from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_wide,
+                    zero_sign_fix, zero_sign_fix32)
 from .formats import BF16, F16, FORMATS
 from .rounding import F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
 
@@ -137,9 +137,9 @@ def _make_lane32():
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
     - f16 fma (.rn only): the exact product plus c, rounded to odd at binary32 (TwoSum);
     - bf16 fma (any mode): the product plus c rounded to odd at binary32: by the plain sum
-      where the hardware's flags say it was exact (kernel32 checks them), else in a frame at
-      the product's scale with the exponent put back by integer operations (``frame_run``),
-      branch-free, so every input takes the same vector path.
+      where the hardware's flags say it was exact (kernel32 checks them), else in binary64
+      rounded toward zero and then to binary32's grid (``wide_run``), branch-free, so every
+      input takes the same vector path.
     Every rounding to the 16-bit result is ``rounding.round_pack32``.
     """
 
@@ -188,21 +188,22 @@ def _make_lane32():
     return njit(lane32, inline="always")
 
 
-#: The FP environment of the frame lane: round-toward-zero (its one rounded operation, the
-#: frame's sum, is rounded to odd from it; arith.fma_bf16_frame_sum), exceptions masked.
-MXCSR_FRAME = MXCSR_DEFAULT | (MXCSR_RC[RZ] << 13)
-#: Lanes per chunk of ``frame_run`` (its buffers, 2 KB, stay in L1; 256 ran 2% to 8% faster
-#: than 1024 in benchmarks/bf16_fma_probe.py, 128 no faster).
-FRAME_CHUNK = 256
+#: The FP environment of the wide lane: round-toward-zero (its rounded operations, the binary64
+#: sum and its conversion to binary32, are made round-to-odd from it; arith.fma_bf16_wide),
+#: exceptions masked, no flushing.
+MXCSR_WIDE = MXCSR_DEFAULT | (MXCSR_RC[RZ] << 13)
+#: Lanes per chunk of ``wide_run`` (its buffer, 1 KB, stays in L1).
+WIDE_CHUNK = 256
 
 
 @njit(inline="always")
-def frame_run(a, b, c, o, K, v, t):
-    """bf16 fma on the frame lane, right on any input (docs/semantics.md, "Fast lane"):
+def wide_run(a, b, c, o, K, v):
+    """bf16 fma on the wide lane, right on any input (docs/semantics.md, "Fast lane"):
     ``o[i]`` for the bf16 lanes ``a[i], b[i], c[i]`` of the form ``K``, by chunks of
-    ``v.size`` lanes, two loops a chunk (``v`` and ``t`` hold the first part's results; see
-    arith.fma_bf16_frame_sum).  The FP environment must be ``MXCSR_FRAME``.  bf16 fma has no
-    .ftz, so the operands are the bits' values."""
+    ``v.size`` lanes, two loops a chunk: the first writes arith.fma_bf16_wide's binary32 bits
+    to ``v``, the second rounds them to bf16 and applies NVIDIA's rules (one loop with both
+    ran 0.92x as fast).  The FP environment must be ``MXCSR_WIDE``.  bf16 fma has no .ftz, so
+    the operands are the bits' values."""
     (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
      relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
     for s in range(0, o.size, v.size):
@@ -212,15 +213,11 @@ def frame_run(a, b, c, o, K, v, t):
         cb = c[s:s + n]
         ob = o[s:s + n]
         vb = v[:n]
-        tb = t[:n]
         for i in range(n):
-            vt = fma_bf16_frame_sum(ab[i], bb[i], cb[i], mode == RM)
-            vb[i] = vt[0]
-            tb[i] = vt[1]
+            vb[i] = bits_from_f32(fma_bf16_wide(ab[i], bb[i], cb[i], mode == RM))
         for i in range(n):
-            # the frame lane's result may be a subnormal binary32: its NaN test reads the bits
-            mag, sign, is_nan = round_pack32(fma_bf16_frame_back(vb[i], tb[i]), AE, mode,
-                                             TINY_AFTER, True)
+            # a subnormal binary32 is read on its bits (its NaN test too)
+            mag, sign, is_nan = round_pack32(f32_from_bits(vb[i]), AE, mode, TINY_AFTER, True)
             ob[i] = _finish(ab[i], bb[i], cb[i], mag, sign, is_nan, K)
 
 
@@ -274,7 +271,7 @@ def fast_ok(spec):
     if spec.c_fmt != spec.lane_fmt:                      # mixed .f32 forms: every mode
         return True
     if spec.lane_fmt == BF16.code and spec.op == OP_FMA:  # bf16 fma: every mode (no .ftz:
-        return not spec.ftz                              # the frame lane reads the bits)
+        return not spec.ftz                              # the wide lane reads the bits)
     return spec.mode == RN and spec.lane_fmt in (F16.code, BF16.code)
 
 
@@ -337,16 +334,15 @@ def _build32(spec):
             # product is tiny and inexact or overflows, or a sum overflows; exactly those raise
             # the hardware's sticky underflow/overflow flags, and nothing else in the pass can
             # (TwoSum's steps are exact, the rest is integer work).  A block that raised one is
-            # recomputed on the frame lane (right on any input, about half as fast), and so
+            # recomputed on the wide lane (right on any input, about 0.65x as fast), and so
             # are the next WIDE_RUN blocks without trying the plain pass first: inputs that
             # leave binary32's range (random bits) are usually spread over the whole array.
             # Each time the plain pass right after such a run raises a flag again, the next
             # run is twice as long (up to WIDE_RUN_MAX blocks); a clean block resets it.
-            # The frame lane runs under its own FP environment (MXCSR_FRAME); the next plain
-            # pass loads CSR again.  v, t: the frame lane's buffers (frame_run).
-            v = np.empty(FRAME_CHUNK, np.int32)
-            t = np.empty(FRAME_CHUNK, np.int32)
-            wide_run = 0
+            # The wide lane runs under its own FP environment (MXCSR_WIDE); the next plain
+            # pass loads CSR again.  v: the wide lane's buffer (wide_run).
+            v = np.empty(WIDE_CHUNK, np.int32)
+            run_left = 0
             run_len = WIDE_RUN
             for s in range(0, o.size, BLOCK):
                 n = min(BLOCK, o.size - s)
@@ -354,21 +350,21 @@ def _build32(spec):
                 bb = b[s:s + n]
                 cb = c[s:s + n]
                 ob = o[s:s + n]
-                redo = wide_run > 0
+                redo = run_left > 0
                 if not redo:
                     fpenv_set(np.int32(CSR))              # clears the flags
                     for i in range(n):
                         ob[i] = lane32(ab[i], bb[i], cb[i], K)
                     if fpenv_set(np.int32(CSR)) & MXCSR_OE_UE:
                         redo = True
-                        wide_run = run_len + 1
+                        run_left = run_len + 1
                         run_len = min(2 * run_len + 1, WIDE_RUN_MAX)
                     else:
                         run_len = WIDE_RUN
                 if redo:
-                    wide_run -= 1
-                    fpenv_set(np.int32(MXCSR_FRAME))
-                    frame_run(ab, bb, cb, ob, K, v, t)
+                    run_left -= 1
+                    fpenv_set(np.int32(MXCSR_WIDE))
+                    wide_run(ab, bb, cb, ob, K, v)
         fpenv_leave(env)
 
     return jit_cached(kernel32, ("lane32", spec), nogil=True)

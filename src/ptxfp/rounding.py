@@ -258,7 +258,7 @@ def round_pack32(v, EBITS, mode, flush_tiny, nan_from_bits=False):
     round-to-odd proxy at 24 bits again to 11 or 8 is the exact value's rounding.)  The f16
     case rounds to nearest, as the whole f16 path does: kernels.fast_ok admits only .rn f16.
     ``nan_from_bits`` (a compile-time constant) tests for a NaN on the bits instead of with a
-    float compare, for a ``v`` that may be a subnormal binary32 (the bf16 fma frame lane: a
+    float compare, for a ``v`` that may be a subnormal binary32 (the bf16 fma wide lane: a
     float compare with a subnormal operand is slow); otherwise the float compare (one
     instruction fewer).
     Returns ``(magnitude_bits, sign, is_nan)``.
