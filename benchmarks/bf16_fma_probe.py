@@ -1,6 +1,6 @@
-"""Where bf16 fma's time goes on random inputs (docs/performance.md, "Why bf16 fma is not at
-half its normal-value rate"): the fast lane's kernel loops alone (the plain binary32 pass and
-the wide lane on every lane), on uniform bits, normal values and bench.py's hard mix, with
+"""Where bf16 fma's time goes on random inputs (docs/performance.md, "Why bf16 fma is
+slower on random bits than on normal values"): the fast lane's kernel loops alone (the plain
+binary32 pass and the wide lane on every lane), on uniform bits, normal values and bench.py's hard mix, with
 probes that are not exact (FTZ/DAZ set) to show what subnormal binary32 values cost.  Single
 thread, thread CPU time, best of 7, 4M lanes.
 
