@@ -118,17 +118,20 @@ def round_pack(x, P, EMIN, EMAX, mode, flush_tiny):
     return np.int64(r), sign, is_nan
 
 
-@njit
-def rs_mode(x, P, EMIN, R, K):
-    """The mode that stochastic rounding (PTX ``.rs``) with random bits ``R`` (``K`` bits)
-    takes for the exact value ``x``: RZ, or the direction away from zero (RP for a positive
-    ``x``, RM for a negative one).
+@njit(inline="always")
+def rs_away(x, P, EMIN, R, K):
+    """Does stochastic rounding (PTX ``.rs``) with random bits ``R`` (``K`` bits) take the
+    exact value ``x`` away from zero?  Otherwise it truncates: the result is ``round_pack``'s
+    toward zero, plus one unit in the magnitude's last place when this is true (the
+    magnitude's encoding carries into the exponent, and past the largest finite value into
+    the format's overflow encoding, as rounding away from zero does).
 
     PTX 9.7.9.21: the random bits are added to the bits of the magnitude that the rounding
     discards; a carry out of that addition rounds away from zero, none truncates.  The
     discarded bits are those below the last place that ``round_pack`` rounds to (the same
     scaling, so subnormal results discard more); the K random bits are added to the top K of
-    them (the rest are dropped: they cannot carry past K bits of R + their top K bits).
+    them (the rest are dropped: they cannot carry past K bits of R + their top K bits).  An
+    exact ``x`` (nothing discarded), an infinity or a NaN never carries.
     """
     a = abs(x)
     e = ((bits_from_f64(x) & _ABS) >> 52) - 1023
@@ -136,10 +139,8 @@ def rs_mode(x, P, EMIN, R, K):
     y = a * f64_from_bits((P - 1 - ee + 1023) << 52)        # the last place is 1
     frac = y - _trunc(y)
     top = np.int64(_trunc(frac * f64_from_bits((K + 1023) << 52)))
-    away = (frac == frac) and top + R >= (np.int64(1) << K)
-    if not away:
-        return RZ
-    return RM if x < 0 else RP
+    # frac is NaN for an infinite or NaN x: both compares are then false
+    return (frac == frac) & (top + R >= (np.int64(1) << K))
 
 
 # --- the same rounding from a binary32 proxy (the fast lane, kernels.lane32) ---------------

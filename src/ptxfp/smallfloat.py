@@ -34,6 +34,7 @@ source is read the same way: its upper half gives the upper lane.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -42,13 +43,13 @@ from numpy.typing import NDArray
 
 from . import nvidia, policy, types
 from ._bitcast import f64_from_bits
-from ._jit import split
+from ._jit import jit_cached, split
 from .arith import decode
 from .errors import OperandError
 from .formats import is_float_dtype
 from .operands import (broadcast, check_count, check_out, deliver, read_operand,
                        typed_result)
-from .rounding import MODES, RM, RN, RP, RZ, TINY_AFTER, round_pack, rs_mode
+from .rounding import MODES, RN, RZ, TINY_AFTER, round_pack, rs_away
 from .spelling import Instruction
 
 __all__ = ["convert", "handles", "RS"]
@@ -100,77 +101,143 @@ def decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED):  # type: ign
 
 @njit(inline="always")
 def narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, mode, satfinite, relu, relu_mz,  # type: ignore[no-untyped-def]  # noqa: E501
-               nan_bits):
-    """The exact value ``x`` rounded into a small format (``mode``: RN/RZ/RM/RP)."""
+               nan_bits, away=False):
+    """The exact value ``x`` rounded into a small format (``mode``: RN/RZ/RM/RP; with
+    ``away``, RZ's magnitude one unit further from zero: stochastic rounding's carry,
+    rounding.rs_away)."""
     if UE8M0:
         mag, sign, is_nan = round_pack(abs(x), 1, EMIN, EMAX, mode, TINY_AFTER)
         code = max(mag - 1, np.int64(0))
         code = min(code, MAXF) if satfinite else min(code, MAXF + 1)
         return nan_bits if is_nan else code
     mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, mode, TINY_AFTER)
+    mag += np.int64(away)
     mag = min(mag, MAXF) if satfinite else mag    # (required on fp8/fp6/fp4, not on .rs)
     return nvidia.finish(mag, sign, is_nan, P, WIDTH, 0, False, False, relu, False, relu_mz,
                          nan_bits)
 
 
 # --- kernels ----------------------------------------------------------------------------------
+#
+# One kernel per shape of conversion (source and destination formats, lanes, mode), built with
+# those as compile-time constants and cached on disk (``_jit.jit_cached``): LLVM then folds the
+# format's constants into the rounding core and vectorises the loop (one generic kernel taking
+# them as arguments ran 30x slower, docs/performance.md "Small-float cvt").  The modifiers and
+# the policy's values (.satfinite, .relu, the NaN, the sign of a relu'd zero) stay arguments:
+# they cost nothing measurable and would multiply the kernels to compile.
+
+_kernels: dict[tuple[Any, ...], Any] = {}
+_lock = threading.Lock()
 
 
-@njit(nogil=True)
-def _narrow_kernel(start, stop, srcs, nsrc, rbits, out, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH,  # type: ignore[no-untyped-def]  # noqa: E501
-                   UE8M0, C, mode, satfinite, relu, relu_mz, nan_bits, rs_shift, rs_k):
-    """Narrow ``nsrc`` source rows (f32 values, or packed f16x2/bf16x2 when SLANES is 2) into
-    one packed destination per element, the first source lane in the top container.
-
-    ``rs_shift[j]``, ``rs_k``: lane j's random bits are ``(rbits >> rs_shift[j])`` masked to
-    rs_k bits (mode RS)."""
-    lanes = nsrc * SLANES
-    kmask = (np.int64(1) << rs_k) - 1
-    smask = (np.int64(1) << SC) - 1
-    for i in range(start, stop):
-        r = np.int64(0)
-        for j in range(lanes):               # j = 0 is the top lane
-            if SLANES == 1:
-                v = np.int64(srcs[j, i])
-            else:
-                v = (np.int64(srcs[0, i]) >> (SC * (SLANES - 1 - j))) & smask
-            x = decode(v, SE, SM, False)
-            m = mode
-            if mode == RS:
-                m = rs_mode(x, P, EMIN, (np.int64(rbits[i]) >> rs_shift[j]) & kmask, rs_k)
-            bits = narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, m, satfinite, relu,
-                              relu_mz, nan_bits)
-            r = (r << C) | bits
-        out[i] = r
+def _kernel(key: tuple[Any, ...], build: Any) -> Any:
+    k = _kernels.get(key)
+    if k is None:
+        with _lock:
+            k = _kernels.get(key)
+            if k is None:
+                k = _kernels[key] = build(*key[1:])
+    return k
 
 
-@njit(nogil=True)
-def _widen_kernel(start, stop, a, out, LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN,  # type: ignore[no-untyped-def]  # noqa: E501
-                  EMAX, DWIDTH, relu, relu_mz, nan_bits):
-    """Widen each lane of packed small-format ``a`` (container C bits) exactly into a 16-bit
-    f16/bf16 lane of ``out``, the top lane of ``a`` into the top half."""
-    cmask = (np.int64(1) << C) - 1
-    for i in range(start, stop):
-        r = np.int64(0)
-        for j in range(LANES):
-            h = (np.int64(a[i]) >> (C * (LANES - 1 - j))) & cmask
-            x = decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED)
-            mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, RN, TINY_AFTER)
-            bits = nvidia.finish(mag, sign, is_nan, P, DWIDTH, 0, False, False, relu, False,
-                                 relu_mz, nan_bits)
-            r = (r << 16) | bits
-        out[i] = r
+def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C, mode, rs_k):  # type: ignore[no-untyped-def]  # noqa: E501
+    """The kernel narrowing ``NSRC`` source rows (f32 values, or packed f16x2/bf16x2 when
+    SLANES is 2) into one packed destination per element, the first source lane in the top
+    container: ``kernel(s0, s1, s2, s3, rbits, out, start, stop, rs_shift, satfinite, relu,
+    relu_mz, nan_bits)`` (the sources past NSRC are not read).  Mode RS: lane j's random bits
+    are ``(rbits >> rs_shift[j])`` masked to ``rs_k`` bits."""
+    LANES = NSRC * SLANES
+    KMASK = (1 << rs_k) - 1
+    SMASK = (1 << SC) - 1
+
+    @njit(inline="always")
+    def lane(w0, w1, w2, w3, j, rbi, sh, satfinite, relu, relu_mz, nan_bits):  # type: ignore[no-untyped-def]  # noqa: E501
+        # lane j (0 is the top lane; a constant after inlining) of one element, from the
+        # element's source words; values, not arrays: loads behind a choice of array kept
+        # LLVM from vectorising the loop (20x slower)
+        if SLANES == 1:
+            v = w0 if j == 0 else w1 if j == 1 else w2 if j == 2 else w3
+        else:
+            w = w0 if j // SLANES == 0 else w1
+            v = (w >> (SC * (SLANES - 1 - j % SLANES))) & SMASK
+        x = decode(v, SE, SM, False)
+        if mode == RS:
+            away = rs_away(x, P, EMIN, (rbi >> sh) & KMASK, rs_k)
+            return narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, RZ, satfinite, relu,
+                              relu_mz, nan_bits, away)
+        return narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, mode, satfinite, relu, relu_mz,
+                          nan_bits)
+
+    def kernel(s0, s1, s2, s3, rbits, out, start, stop, rs_shift, satfinite, relu, relu_mz,
+               nan_bits):
+        # sliced first, so that the loop index starts at 0 and the loads are plain vector loads
+        s0 = s0[start:stop]
+        s1 = s1[start:stop]
+        s2 = s2[start:stop]
+        s3 = s3[start:stop]
+        rb = rbits[start:stop]
+        o = out[start:stop]
+        # the shifts as scalars: read from the array inside the loop, they would be loads
+        # that the stores to o might alias, and the loop would not be vectorised
+        sh0, sh1, sh2, sh3 = rs_shift[0], rs_shift[1], rs_shift[2], rs_shift[3]
+        for i in range(o.size):
+            w0 = np.int64(s0[i])
+            w1 = np.int64(s1[i]) if NSRC > 1 else np.int64(0)
+            w2 = np.int64(s2[i]) if NSRC > 2 else np.int64(0)
+            w3 = np.int64(s3[i]) if NSRC > 3 else np.int64(0)
+            rbi = np.int64(rb[i]) if mode == RS else np.int64(0)
+            # the lanes written out (LANES is 2 or 4)
+            r = lane(w0, w1, w2, w3, 0, rbi, sh0, satfinite, relu, relu_mz, nan_bits)
+            if LANES > 1:
+                r = (r << C) | lane(w0, w1, w2, w3, 1, rbi, sh1, satfinite, relu, relu_mz,
+                                    nan_bits)
+            if LANES > 2:
+                r = (r << C) | lane(w0, w1, w2, w3, 2, rbi, sh2, satfinite, relu, relu_mz,
+                                    nan_bits)
+            if LANES > 3:
+                r = (r << C) | lane(w0, w1, w2, w3, 3, rbi, sh3, satfinite, relu, relu_mz,
+                                    nan_bits)
+            o[i] = r
+
+    return jit_cached(kernel, ("narrow", NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH,
+                               UE8M0, C, mode, rs_k), nogil=True)
+
+
+def _build_widen(LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN, EMAX,  # type: ignore[no-untyped-def]  # noqa: E501
+                 DWIDTH):
+    """The kernel widening each lane of packed small-format ``a`` (container C bits) exactly
+    into a 16-bit f16/bf16 lane of ``out``, the top lane of ``a`` into the top half:
+    ``kernel(a, out, start, stop, relu, relu_mz, nan_bits)``."""
+    CMASK = (1 << C) - 1
+
+    def kernel(a, out, start, stop, relu, relu_mz, nan_bits):
+        a = a[start:stop]
+        o = out[start:stop]
+        for i in range(o.size):
+            r = np.int64(0)
+            for j in range(LANES):
+                h = (np.int64(a[i]) >> (C * (LANES - 1 - j))) & CMASK
+                x = decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED)
+                mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, RN, TINY_AFTER)
+                bits = nvidia.finish(mag, sign, is_nan, P, DWIDTH, 0, False, False, relu, False,
+                                     relu_mz, nan_bits)
+                r = (r << 16) | bits
+            o[i] = r
+
+    return jit_cached(kernel, ("widen", LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED,
+                               P, EMIN, EMAX, DWIDTH), nogil=True)
 
 
 # --- the entry point --------------------------------------------------------------------------
 
 
 def _rs_lanes(ins: Instruction, pol: policy.Policy) -> tuple[NDArray[np.int64], int]:
-    """(shift of each lane's random bits in rbits, top lane first; how many bits)."""
+    """(shift of each lane's random bits in rbits, top lane first, four entries whatever the
+    lanes; how many bits)."""
     d = ins.dtype
     if d in ("f16x2", "bf16x2"):
         # manual: the upper 16 bits for a, the lower for b; 13 LSBs of each for f16
-        return np.array([16, 0], np.int64), 13 if d == "f16x2" else 16
+        return np.array([16, 0, 0, 0], np.int64), 13 if d == "f16x2" else 16
     if d == "e2m1x4":
         # manual: the upper 8 bits of both halves for a, b; the lower 8 bits for e, f
         return np.array([24, 8, 16, 0], np.int64), 8
@@ -216,11 +283,13 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
             f = st.fmt
             nan_kind = {types.NAN_NONE: 0, types.NAN_IEEE: 1, types.NAN_ALL_ONES: 2}[
                 f.nan_encoding]
-            wargs = (flat[0], res, st.lanes, st.container, f.exp_bits, f.man_bits, f.bias,
-                     nan_kind, f.has_inf, int(f.signed), dfmt.precision, dfmt.emin, dfmt.emax,
-                     dfmt.width, ins.relu, pol.relu_minus_zero_to_plus,
+            widen = _kernel(("widen", st.lanes, st.container, f.exp_bits, f.man_bits, f.bias,
+                             nan_kind, bool(f.has_inf), int(f.signed), dfmt.precision,
+                             dfmt.emin, dfmt.emax, dfmt.width), _build_widen)
+            a = flat[0]
+            flags = (bool(ins.relu), bool(pol.relu_minus_zero_to_plus),
                      pol.canonical_nan(dfmt.name))
-            split(lambda i, j: _widen_kernel(i, j, *wargs), size)
+            split(lambda i, j: widen(a, res, i, j, *flags), size)
         else:
             ue8m0 = dfmt.name == "ue8m0"
             rs_shift, rs_k = np.zeros(4, np.int64), 1
@@ -230,18 +299,22 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
                 rbits = flat[-1]
                 srcs_list = flat[:-1]
                 rs_shift, rs_k = _rs_lanes(ins, pol)
-            srcs = np.stack([np.asarray(s, np.uint32) for s in srcs_list])
+            srcs = [np.asarray(s, np.uint32) for s in srcs_list]
+            nsrc = len(srcs)
+            srcs += [srcs[0]] * (4 - nsrc)              # not read past nsrc
             se, sm = _SRC[st.lane_type]
             mode = RS if ins.rounding == "rs" else MODES[ins.rounding or "rn"]
             if ue8m0:
                 P, emin, emax, maxf = 1, -127, 127, 0xFE
             else:
                 P, emin, emax, maxf = dfmt.precision, dfmt.emin, dfmt.emax, dfmt.max_finite
-            nargs = (srcs, len(srcs_list), np.asarray(rbits, np.uint32), res, se, sm, st.lanes,
-                     st.container, P, emin, emax, maxf, dfmt.width, ue8m0, dt.container, mode,
-                     ins.satfinite, ins.relu, pol.relu_minus_zero_to_plus,
-                     pol.canonical_nan(dfmt.name), rs_shift, rs_k)
-            split(lambda i, j: _narrow_kernel(i, j, *nargs), size)
+            narrow = _kernel(("narrow", nsrc, se, sm, st.lanes, st.container, P, emin, emax,
+                              maxf, dfmt.width, ue8m0, dt.container, mode, rs_k), _build_narrow)
+            rb = np.asarray(rbits, np.uint32)
+            tail = (rs_shift, bool(ins.satfinite), bool(ins.relu),
+                    bool(pol.relu_minus_zero_to_plus), pol.canonical_nan(dfmt.name))
+            split(lambda i, j: narrow(srcs[0], srcs[1], srcs[2], srcs[3], rb, res, i, j, *tail),
+                  size)
     return deliver(res, shape, given, scalar, ins.dtype if any_typed else None, _typed_result)
 
 
@@ -289,4 +362,3 @@ def _typed_result(bits: NDArray[Any], dtype: str, scalar: bool) -> Any:
     return lanes.view(_small_dtype(t.fmt))
 
 
-_ = (RZ, RM, RP)                                  # the modes rs_mode chooses among
