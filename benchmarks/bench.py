@@ -41,6 +41,14 @@ FORMS = [
 #: forms of the per-distribution table (``dist``): the table's forms and every bf16 fma shape
 DIST_FORMS = FORMS + ["fma.rn.bf16", "fma.rn.bf16x2", "fma.rz.oob.bf16"]
 DISTRIBUTIONS = ["uniform", "normal", "hard"]
+#: the small-float conversions of ``bench.py cvt``: every destination from f32, one from a packed
+#: half source, the widenings, stochastic rounding
+CVT_FORMS = ["cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32",
+             "cvt.rn.satfinite.e2m3x2.f32", "cvt.rn.satfinite.e3m2x2.f32",
+             "cvt.rn.satfinite.e2m1x2.f32", "cvt.rp.satfinite.ue8m0x2.f32",
+             "cvt.rn.satfinite.e4m3x2.f16x2", "cvt.rz.ue8m0x2.bf16x2", "cvt.rn.f16x2.e4m3x2",
+             "cvt.rn.f16x2.e2m1x2", "cvt.rn.bf16x2.ue8m0x2", "cvt.rs.satfinite.e4m3x4.f32",
+             "cvt.rs.f16x2.f32"]
 PLOT_FORMS = ["add.rn.f16", "fma.rn.f16", "fma.rm.sat.f32.f16", "fma.rn.ftz.sat.f16x2"]
 SCALING_FORMS = ["add.rn.f16", "fma.rn.f16", "fma.rm.sat.f32.f16", "fma.rn.ftz.sat.f16x2"]
 SIZES = [1_000, 10_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 30_000_000]
@@ -281,15 +289,26 @@ def _roofline_kernel():
     def touch3(a, b, c, out):
         for i in range(out.size):
             out[i] = a[i] ^ b[i] ^ c[i]
-    return touch2, touch3
+
+    @njit(nogil=True, cache=True)
+    def touch5(a, b, c, d, e, out):
+        for i in range(out.size):
+            out[i] = a[i] ^ b[i] ^ c[i] ^ d[i] ^ e[i]
+    return touch2, touch3, touch5
 
 
 def roofline_call(ops, out_dtype):
     """The memory roofline of a form: a trivial Numba kernel that reads the same operand
     arrays and writes a new result array of the form's dtype (allocation included, as in an
     execute call)."""
-    touch2, touch3 = _roofline_kernel()
+    touch2, touch3, touch5 = _roofline_kernel()
     n = ops[0].size
+    if len(ops) == 1:
+        a = ops[0]
+        return lambda: touch2(a, a, np.empty(n, out_dtype))
+    if len(ops) > 3:                     # 4 or 5 operands (cvt.rs x4): every one read
+        a, b, c, d, e = (list(ops) + [ops[0]])[:5]
+        return lambda: touch5(a, b, c, d, e, np.empty(n, out_dtype))
     if len(ops) == 2:
         a, b = ops
         return lambda: touch2(a, b, np.empty(n, out_dtype))
@@ -370,6 +389,101 @@ def bench_dist(args, res):
     res["dist"] = {"n": n, "clock": args.clock, "threads": 1, "numpy f16 add": numpy_add,
                    "rows": rows, "ptxfp": os.path.dirname(ptxfp.__file__),
                    "reference": os.environ.get("PTXFP_REFERENCE", "")}
+
+
+_SMALL_PEER = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "e2m3": "float6_e2m3fn",
+               "e3m2": "float6_e3m2fn", "e2m1": "float4_e2m1fn", "ue8m0": "float8_e8m0fnu"}
+
+
+def cvt_operands(ins, n, rng, dist):
+    """Operand bits of a cvt form: f32 and f16x2/bf16x2 sources from ``dist`` (as
+    ``dist_operands``); a small-float source as uniform codes in every distribution (each
+    code is one value: there is no other spread to draw); rbits uniform."""
+    ops = []
+    for name, fmt in zip(ins.operand_names, ins.operand_formats):
+        base = fmt[:-2] if fmt.endswith(("x2", "x4")) else fmt
+        if base in _LAYOUT and name != "rbits":
+            k = 2 if fmt.endswith("x2") else 1
+            if dist == "normal":
+                x = ptxfp_bits(rng.standard_normal(n * k) * 8, base)
+            elif dist == "uniform":
+                W = _LAYOUT[base][2]
+                x = rng.integers(0, 1 << W, n * k, dtype=np.uint64).astype(
+                    np.uint32 if W == 32 else np.uint16)
+            else:
+                x = hard_bits(base, n * k, rng)
+            ops.append(x.view(np.uint32) if k == 2 else x)
+        else:
+            import ptxfp.types as T
+            width = T.get(fmt).width
+            ops.append(rng.integers(0, 1 << width, n, dtype=np.uint64).astype(
+                np.uint32 if width > 16 else np.uint16 if width > 8 else np.uint8))
+    return ops
+
+
+def ptxfp_bits(values, fmt):
+    import ptxfp
+    dt = np.uint32 if fmt == "f32" else np.uint16
+    return np.asarray(ptxfp.to_bits(values, fmt)).astype(dt)
+
+
+def cvt_peer(ins, ops):
+    """The nearest library conversion on the same source values (one thread): f32 to a small
+    format as ml_dtypes' ``astype`` and, where torch has the dtype, torch's ``.to``; every lane
+    of the instruction converted.  None for the other forms."""
+    dst = ins.dtype
+    base = dst[:-2] if dst.endswith(("x2", "x4")) else dst
+    if base not in _SMALL_PEER or ins.operand_formats[0] != "f32":
+        return []
+    import ml_dtypes
+    srcs = [x.view(np.float32) for x, n in zip(ops, ins.operand_names) if n != "rbits"]
+    allv = np.concatenate(srcs)
+    mdt = getattr(ml_dtypes, _SMALL_PEER[base])
+    peers = [((lambda: allv.astype(mdt)), f"ml_dtypes astype({_SMALL_PEER[base]})")]
+    try:
+        import torch
+        tdt = getattr(torch, _SMALL_PEER[base], None)
+        if tdt is not None and base in ("e4m3", "e5m2"):
+            t = torch.from_numpy(allv)
+            peers.append(((lambda: t.to(tdt)), f"torch .to({_SMALL_PEER[base]})"))
+    except ImportError:
+        pass
+    return peers
+
+
+def bench_cvt(args, res):
+    """Single thread, one size: each small-float cvt form on each input distribution, as
+    instructions and lanes per second, bytes moved per instruction, the roofline of the same
+    arrays, and ml_dtypes' and torch's conversions of the same f32 values where they have the
+    destination type."""
+    import ptxfp
+    set_threads(1)
+    n = args.n
+    rows = []
+    for form in args.forms:
+        ins = ptxfp.parse(form)
+        lanes = ptxfp.types.get(ins.dtype).lanes
+        for dist in DISTRIBUTIONS:
+            rng = np.random.default_rng(3)
+            ops = cvt_operands(ins, n, rng, dist)
+            got = ptxfp.convert(form, *[x[:1000] for x in ops])
+            moved = sum(x.itemsize for x in ops) + got.itemsize
+            rate = n / timeit(lambda: ptxfp.convert(form, *ops), args.repeat, args.clock) / 1e6
+            roof = n / timeit(roofline_call(ops, got.dtype), args.repeat, args.clock) / 1e6
+            row = {"form": form, "dist": dist, "Mi/s": rate, "lanes": lanes,
+                   "M lanes/s": rate * lanes, "bytes/instr": moved, "roofline Mi/s": roof,
+                   "x roofline": rate / roof, "peers": {}}
+            line = (f"  {form:30s} {dist:8s} {rate:8.1f} Mi/s {rate * lanes:8.1f} Ml/s "
+                    f"{moved:2d} B/i {rate / roof:5.2f}x roofline ({roof:.0f})")
+            with np.errstate(all="ignore"):
+                for call, name in cvt_peer(ins, ops):
+                    prate = n * lanes / timeit(call, args.repeat, args.clock) / 1e6
+                    row["peers"][name] = {"M lanes/s": prate, "x": rate * lanes / prate}
+                    line += f"  {rate * lanes / prate:5.2f}x {name} ({prate:.0f} Ml/s)"
+            rows.append(row)
+            print(line, flush=True)
+    res["cvt"] = {"n": n, "clock": args.clock, "threads": 1, "rows": rows,
+                  "ptxfp": os.path.dirname(ptxfp.__file__)}
 
 
 def bench_sizes(args, res, threads_list=(1,)):
@@ -670,14 +784,15 @@ def report(res):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("what", choices=["table", "dist", "scaling", "sizes", "overhead", "startup",
-                                    "plot", "report", "all"])
+    p.add_argument("what", choices=["table", "dist", "cvt", "scaling", "sizes", "overhead",
+                                    "startup", "plot", "report", "all"])
     p.add_argument("--n", type=int, default=10_000_000, help="array size of the table")
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                    help="clock of the single-thread runs")
     p.add_argument("--forms", type=lambda s: s.split(","), default=None,
-                   help="forms of 'table' and 'dist' (default: FORMS, DIST_FORMS)")
+                   help="forms of 'table', 'dist' and 'cvt' (default: FORMS, DIST_FORMS, "
+                        "CVT_FORMS)")
     p.add_argument("--plot-forms", type=lambda s: s.split(","), default=PLOT_FORMS)
     p.add_argument("--scaling-forms", type=lambda s: s.split(","), default=SCALING_FORMS)
     p.add_argument("--sizes", type=lambda s: [int(float(x)) for x in s.split(",")],
@@ -712,10 +827,11 @@ def main(argv=None):
         run.__name__ = step.__name__
         return run
     table, dist = with_forms(bench_table, FORMS), with_forms(bench_dist, DIST_FORMS)
-    steps = {"table": [table], "dist": [dist], "scaling": [bench_scaling],
+    cvt = with_forms(bench_cvt, CVT_FORMS)
+    steps = {"table": [table], "dist": [dist], "cvt": [cvt], "scaling": [bench_scaling],
              "sizes": [lambda a, r: bench_sizes(a, r, (1, None))],
              "overhead": [bench_overhead], "startup": [bench_startup],
-             "all": [bench_startup, bench_overhead, table, dist, bench_scaling,
+             "all": [bench_startup, bench_overhead, table, dist, cvt, bench_scaling,
                      lambda a, r: bench_sizes(a, r, (1, None))]}[args.what]
     for step in steps:
         print(f"== {getattr(step, '__name__', 'sizes')}", flush=True)

@@ -97,6 +97,17 @@ def test_user_errors_are_one_line(capsys, argv, words):
     assert words in err
 
 
+
+def test_debug_shows_the_traceback(capsys, monkeypatch):
+    """PTXFP_DEBUG=1: a user error is raised, not turned into one line (so that a ValueError
+    of ptxfp's own is not mistaken for a bad input)."""
+    monkeypatch.setenv("PTXFP_DEBUG", "1")
+    with pytest.raises(ValueError, match="unknown instruction"):
+        main(["eval", "div.rn.f16", "1", "2"])
+    monkeypatch.setenv("PTXFP_DEBUG", "0")
+    rc, out, err = cli(capsys, "eval", "div.rn.f16", "1", "2")
+    assert rc == 2 and one_line_error(err), err
+
 # --- check ------------------------------------------------------------------------------------
 
 def test_check_reports_errors_with_positions(tmp_path, capsys):

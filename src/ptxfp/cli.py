@@ -1,6 +1,9 @@
 """The ``ptxfp`` command: evaluate one instruction, check PTX, run PTX, list the forms, verify
 against a GPU.  ``main(argv)`` returns the exit status: 0 success, 1 ``check`` found an error,
 2 a user error (printed as one line ``ptxfp: error: ...`` on stderr, never a traceback).
+With ``PTXFP_DEBUG=1`` in the environment such an error is raised instead, traceback and all:
+any ``ValueError`` is reported as a user error (NumPy's on a bad array file, for one), which
+would also hide a fault of ptxfp's own behind one line.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ import argparse
 import fnmatch
 import inspect
 import json
+import os
 import re
 import sys
 from fractions import Fraction
@@ -876,6 +880,8 @@ def main(argv=None):
     except SystemExit as e:                       # --help / --version
         return e.code if isinstance(e.code, int) else 0
     except (PtxfpError, ValueError) as e:
+        if os.environ.get("PTXFP_DEBUG", "") not in ("", "0"):
+            raise
         msg = " ".join(str(e).split()) or type(e).__name__
         if "--json" in argv:
             # with --json the failure is JSON too (on stdout, exit status 2)
