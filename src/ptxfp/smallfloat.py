@@ -23,9 +23,10 @@ docs/semantics.md "Small-float cvt"):
 - widening (f16x2 from fp8/fp6/fp4, bf16x2 from ue8m0) is exact: the value decoded and
   packed by the same core.  The two high bits of a 6-bit lane's byte are not read.
 - ``.rs``: the random bits are added to the discarded bits of the magnitude, aligned to the
-  top of them; a carry out rounds away from zero, no carry truncates
-  (``rounding.rs_mode``).  Which bits of ``rbits`` feed which lane: the manual's words for
-  f16x2/bf16x2/e2m1x4, ``policy.rs_x4_bits`` where it is silent (fp8/fp6 x4).
+  top of them; a carry out rounds away from zero, no carry truncates (``rounding.rs_away``:
+  the magnitude rounded toward zero, plus one unit on a carry).  Which bits of ``rbits`` feed
+  which lane: the manual's words for f16x2/bf16x2/e2m1x4, ``policy.rs_x4_bits`` where it is
+  silent (fp8/fp6 x4).
 
 Packing (manual, cvt "Semantics"): the first source (a) goes to the top lane: d[15:8] for
 x2 bytes, d[7:4] for e2m1x2, d[31:24] a, d[23:16] b, d[15:8] e, d[7:0] f for x4.  A packed
@@ -140,6 +141,29 @@ def _kernel(key: tuple[Any, ...], build: Any) -> Any:
     return k
 
 
+@njit(inline="always")
+def _narrow_lane(w0, w1, w2, w3, j, rbi, sh, satfinite, relu, relu_mz, nan_bits, K):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Lane ``j`` (0 is the top lane) of one element of ``_build_narrow``'s kernel, from the
+    element's source words: values, not arrays (loads behind a choice of array kept LLVM from
+    vectorising the loop, 20x slower).  ``j`` and ``K``, the kernel's shape, are constants of
+    the kernel (a module-level function, not a closure: a closure's cells are part of Numba's
+    cache key, and a jitted function in one is pickled differently in every process, so
+    nothing would be found in the disk cache)."""
+    NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C, mode, rs_k = K
+    if SLANES == 1:
+        v = w0 if j == 0 else w1 if j == 1 else w2 if j == 2 else w3
+    else:
+        w = w0 if j // SLANES == 0 else w1
+        v = (w >> (SC * (SLANES - 1 - j % SLANES))) & ((np.int64(1) << SC) - 1)
+    x = decode(v, SE, SM, False)
+    if mode == RS:
+        away = rs_away(x, P, EMIN, (rbi >> sh) & ((np.int64(1) << rs_k) - 1), rs_k)
+        return narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, RZ, satfinite, relu, relu_mz,
+                          nan_bits, away)
+    return narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, mode, satfinite, relu, relu_mz,
+                      nan_bits)
+
+
 def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C, mode, rs_k):  # type: ignore[no-untyped-def]  # noqa: E501
     """The kernel narrowing ``NSRC`` source rows (f32 values, or packed f16x2/bf16x2 when
     SLANES is 2) into one packed destination per element, the first source lane in the top
@@ -147,26 +171,7 @@ def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C
     relu_mz, nan_bits)`` (the sources past NSRC are not read).  Mode RS: lane j's random bits
     are ``(rbits >> rs_shift[j])`` masked to ``rs_k`` bits."""
     LANES = NSRC * SLANES
-    KMASK = (1 << rs_k) - 1
-    SMASK = (1 << SC) - 1
-
-    @njit(inline="always")
-    def lane(w0, w1, w2, w3, j, rbi, sh, satfinite, relu, relu_mz, nan_bits):  # type: ignore[no-untyped-def]  # noqa: E501
-        # lane j (0 is the top lane; a constant after inlining) of one element, from the
-        # element's source words; values, not arrays: loads behind a choice of array kept
-        # LLVM from vectorising the loop (20x slower)
-        if SLANES == 1:
-            v = w0 if j == 0 else w1 if j == 1 else w2 if j == 2 else w3
-        else:
-            w = w0 if j // SLANES == 0 else w1
-            v = (w >> (SC * (SLANES - 1 - j % SLANES))) & SMASK
-        x = decode(v, SE, SM, False)
-        if mode == RS:
-            away = rs_away(x, P, EMIN, (rbi >> sh) & KMASK, rs_k)
-            return narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, RZ, satfinite, relu,
-                              relu_mz, nan_bits, away)
-        return narrow_one(x, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, mode, satfinite, relu, relu_mz,
-                          nan_bits)
+    K = (NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C, mode, rs_k)
 
     def kernel(s0, s1, s2, s3, rbits, out, start, stop, rs_shift, satfinite, relu, relu_mz,
                nan_bits):
@@ -187,20 +192,17 @@ def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C
             w3 = np.int64(s3[i]) if NSRC > 3 else np.int64(0)
             rbi = np.int64(rb[i]) if mode == RS else np.int64(0)
             # the lanes written out (LANES is 2 or 4)
-            r = lane(w0, w1, w2, w3, 0, rbi, sh0, satfinite, relu, relu_mz, nan_bits)
+            f = (satfinite, relu, relu_mz, nan_bits)
+            r = _narrow_lane(w0, w1, w2, w3, 0, rbi, sh0, f[0], f[1], f[2], f[3], K)
             if LANES > 1:
-                r = (r << C) | lane(w0, w1, w2, w3, 1, rbi, sh1, satfinite, relu, relu_mz,
-                                    nan_bits)
+                r = (r << C) | _narrow_lane(w0, w1, w2, w3, 1, rbi, sh1, f[0], f[1], f[2], f[3], K)
             if LANES > 2:
-                r = (r << C) | lane(w0, w1, w2, w3, 2, rbi, sh2, satfinite, relu, relu_mz,
-                                    nan_bits)
+                r = (r << C) | _narrow_lane(w0, w1, w2, w3, 2, rbi, sh2, f[0], f[1], f[2], f[3], K)
             if LANES > 3:
-                r = (r << C) | lane(w0, w1, w2, w3, 3, rbi, sh3, satfinite, relu, relu_mz,
-                                    nan_bits)
+                r = (r << C) | _narrow_lane(w0, w1, w2, w3, 3, rbi, sh3, f[0], f[1], f[2], f[3], K)
             o[i] = r
 
-    return jit_cached(kernel, ("narrow", NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH,
-                               UE8M0, C, mode, rs_k), nogil=True)
+    return jit_cached(kernel, ("narrow",) + K, nogil=True)
 
 
 def _build_widen(LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN, EMAX,  # type: ignore[no-untyped-def]  # noqa: E501
