@@ -173,7 +173,7 @@ def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C
     LANES = NSRC * SLANES
     K = (NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C, mode, rs_k)
 
-    def kernel(s0, s1, s2, s3, rbits, out, start, stop, rs_shift, satfinite, relu, relu_mz,
+    def kernel(s0, s1, s2, s3, rbits, out, start, stop, rs_shift, satfinite, relu, relu_mz,  # type: ignore[no-untyped-def]  # noqa: E501
                nan_bits):
         # sliced first, so that the loop index starts at 0 and the loads are plain vector loads
         s0 = s0[start:stop]
@@ -212,7 +212,7 @@ def _build_widen(LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMI
     ``kernel(a, out, start, stop, relu, relu_mz, nan_bits)``."""
     CMASK = (1 << C) - 1
 
-    def kernel(a, out, start, stop, relu, relu_mz, nan_bits):
+    def kernel(a, out, start, stop, relu, relu_mz, nan_bits):  # type: ignore[no-untyped-def]
         a = a[start:stop]
         o = out[start:stop]
         for i in range(o.size):
