@@ -1,5 +1,6 @@
 """Shared fixtures of the oracle tests (tests/oracle.py, tests/vectors.py)."""
 
+import os
 import pathlib
 import sys
 
@@ -10,6 +11,19 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import oracle as _oracle  # noqa: E402
+
+#: At most this many xdist workers for ``-n auto`` (pyproject's addopts): each holds its own
+#: compiled kernels and up to about 2 GB at the suite's peak; past 4 the saving is small, since
+#: each worker compiles again any kernel it meets before another has written it to the cache.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:                     # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
 
 
 @pytest.fixture
