@@ -316,6 +316,17 @@ def roofline_call(ops, out_dtype):
     return lambda: touch3(a, b, c, np.empty(n, out_dtype))
 
 
+def rate_and_roofline(call, form, ops, args):
+    """(a sample result, bytes moved per element, Me/s of ``call(form, *ops)``, Me/s of the
+    roofline kernel on the same arrays), timed alike."""
+    n = ops[0].size
+    got = call(form, *[x[:1000] for x in ops])
+    moved = sum(x.itemsize for x in ops) + got.itemsize
+    rate = n / timeit(lambda: call(form, *ops), args.repeat, args.clock) / 1e6
+    roof = n / timeit(roofline_call(ops, got.dtype), args.repeat, args.clock) / 1e6
+    return got, moved, rate, roof
+
+
 def torch_peer(ins, ops):
     """The nearest torch call on the same bits (one thread): ``torch.add`` for add/sub/mul,
     ``torch.addcmul`` for fma, in the operands' dtype (packed words as their two lanes); the
@@ -367,10 +378,7 @@ def bench_dist(args, res):
         for dist in DISTRIBUTIONS:
             rng = np.random.default_rng(2)
             ops = dist_operands(ins, n, rng, dist)
-            got = ptxfp.execute(form, *[x[:1000] for x in ops])
-            moved = sum(x.itemsize for x in ops) + got.itemsize
-            rate = n / timeit(lambda: ptxfp.execute(form, *ops), args.repeat, args.clock) / 1e6
-            roof = n / timeit(roofline_call(ops, got.dtype), args.repeat, args.clock) / 1e6
+            got, moved, rate, roof = rate_and_roofline(ptxfp.execute, form, ops, args)
             peer = torch_peer(ins, ops)
             trate = None
             if peer is not None:
@@ -466,10 +474,7 @@ def bench_cvt(args, res):
         for dist in DISTRIBUTIONS:
             rng = np.random.default_rng(3)
             ops = cvt_operands(ins, n, rng, dist)
-            got = ptxfp.convert(form, *[x[:1000] for x in ops])
-            moved = sum(x.itemsize for x in ops) + got.itemsize
-            rate = n / timeit(lambda: ptxfp.convert(form, *ops), args.repeat, args.clock) / 1e6
-            roof = n / timeit(roofline_call(ops, got.dtype), args.repeat, args.clock) / 1e6
+            got, moved, rate, roof = rate_and_roofline(ptxfp.convert, form, ops, args)
             row = {"form": form, "dist": dist, "Mi/s": rate, "lanes": lanes,
                    "M lanes/s": rate * lanes, "bytes/instr": moved, "roofline Mi/s": roof,
                    "x roofline": rate / roof, "peers": {}}
