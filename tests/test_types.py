@@ -98,3 +98,19 @@ def test_float_dtypes_agree():
     from ptxfp import formats
     for f in (T.F16, T.BF16, T.F32):
         assert formats.float_dtype(f.name) == _dtype(f)
+
+
+FLOAT_TYPES = [n for n, t in T.TYPES.items() if t.fmt is not None]
+
+
+@pytest.mark.parametrize("name", FLOAT_TYPES)
+def test_bits_in_the_tables_dtype_are_read_without_a_copy(name):
+    # An operand array already in its type's dtype (the table's, not one worked out from the
+    # width) is the kernels' input as it is: a widening copy (e2m1x2 bits went to uint64) cost
+    # more than the conversion itself.
+    from ptxfp.operands import read_operand
+    a = np.arange(7).astype(T.TYPES[name].dtype_name)
+    got, typed = read_operand(a, name, "x")
+    assert got is a and not typed
+    got, _ = read_operand(a.astype(np.int64), name, "x")
+    assert got.dtype == a.dtype and (got == a).all()

@@ -28,9 +28,9 @@ Operand = Union[int, np.generic, ArrayLike]
 
 
 def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
-    """``x`` (a Python int or an integer array) as a uint16/uint32/uint64 array (.f32x2),
-    range-checked."""
-    dtype = np.dtype(np.uint16 if width == 16 else np.uint32 if width == 32 else np.uint64)
+    """``x`` (a Python int or an integer array) as an array of the narrowest unsigned dtype of
+    ``width`` bits (uint8 for .e2m1x2, uint16, uint32, uint64 for .f32x2), range-checked."""
+    dtype = np.dtype(f"uint{max(8, 1 << (width - 1).bit_length())}")
     if type(x) is np.ndarray and x.dtype == dtype:
         return x
     if isinstance(x, (bool, np.bool_)):
