@@ -205,29 +205,62 @@ def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C
     return jit_cached(kernel, ("narrow",) + K, nogil=True)
 
 
-def _build_widen(LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN, EMAX,  # type: ignore[no-untyped-def]  # noqa: E501
-                 DWIDTH):
-    """The kernel widening each lane of packed small-format ``a`` (container C bits) exactly
-    into a 16-bit f16/bf16 lane of ``out``, the top lane of ``a`` into the top half:
-    ``kernel(a, out, start, stop, relu, relu_mz, nan_bits)``."""
-    CMASK = (1 << C) - 1
+def _fill_widen_table_py(T, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN, EMAX,  # type: ignore[no-untyped-def]  # noqa: E501
+                         DWIDTH, relu, relu_mz, nan_bits):
+    """``T[h]``: small-format code ``h`` widened exactly into an f16/bf16 lane (DWIDTH bits)."""
+    for h in range(T.size):
+        x = decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED)
+        mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, RN, TINY_AFTER)
+        T[h] = nvidia.finish(mag, sign, is_nan, P, DWIDTH, 0, False, False, relu, False,
+                             relu_mz, nan_bits)
 
-    def kernel(a, out, start, stop, relu, relu_mz, nan_bits):  # type: ignore[no-untyped-def]
-        a = a[start:stop]
-        o = out[start:stop]
+
+def _lookup_py(a, hi, lo, out, start, stop):  # type: ignore[no-untyped-def]
+    """``out[i] = hi[a[i] >> 8] | lo[a[i] & 0xFF]``, or ``lo[a[i]]`` for one-byte words."""
+    a = a[start:stop]
+    o = out[start:stop]
+    if hi.size == 1:
         for i in range(o.size):
-            r = np.int64(0)
-            for j in range(LANES):
-                h = (np.int64(a[i]) >> (C * (LANES - 1 - j))) & CMASK
-                x = decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED)
-                mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, RN, TINY_AFTER)
-                bits = nvidia.finish(mag, sign, is_nan, P, DWIDTH, 0, False, False, relu, False,
-                                     relu_mz, nan_bits)
-                r = (r << 16) | bits
-            o[i] = r
+            o[i] = lo[a[i]]
+    else:
+        for i in range(o.size):
+            w = a[i]
+            o[i] = hi[w >> 8] | lo[w & 0xFF]
 
-    return jit_cached(kernel, ("widen", LANES, C, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED,
-                               P, EMIN, EMAX, DWIDTH), nogil=True)
+
+# A widening has at most 2**8 source codes a lane, so each is a table of its results, filled
+# once per format, destination and policy by the rounding core (the same decode and rounding
+# as the narrowings), and every array goes through one lookup kernel, by bytes of the source
+# word: tables of 256 entries stay in L1, where one table of all 2**16 words of an fp8 pair
+# (256 KB) ran at 0.55x.  One kernel to compile for every widening, and faster than the
+# per-format kernels that decoded and rounded every lane (docs/performance.md).
+_fill_widen_table: Any = jit_cached(_fill_widen_table_py, "widen_table", nogil=True)
+_lookup: Any = jit_cached(_lookup_py, "lookup", nogil=True)
+_tables: dict[tuple[Any, ...], tuple[NDArray[np.uint32], NDArray[np.uint32]]] = {}
+
+
+def _widen_tables(key: tuple[Any, ...]) -> tuple[NDArray[np.uint32], NDArray[np.uint32]]:
+    """The (high byte, low byte) tables of ``_lookup`` for ``key`` = (container bits C, the
+    source format's decode constants, the destination's P, EMIN, EMAX, width, relu, relu_mz,
+    nan_bits): the f16x2/bf16x2 result of an x2 word of 2C bits is hi[w >> 8] | lo[w & 0xFF]."""
+    t = _tables.get(key)
+    if t is not None:
+        return t
+    C = key[0]
+    lane = np.empty(1 << C, np.uint16)
+    _fill_widen_table(lane, *key[1:])
+    lane32: NDArray[np.uint32] = lane.astype(np.uint32)
+    hi: NDArray[np.uint32]
+    lo: NDArray[np.uint32]
+    if C == 8:                                  # a byte a lane
+        hi, lo = lane32 << np.uint32(16), lane32
+    else:                                       # both lanes in one byte (C = 4)
+        assert 2 * C == 8, key
+        w = np.arange(256, dtype=np.uint32)
+        hi = np.zeros(1, np.uint32)
+        lo = (lane32[w >> np.uint32(C)] << np.uint32(16)) | lane32[w & np.uint32((1 << C) - 1)]
+    _tables[key] = (hi, lo)                     # same contents whichever thread wins
+    return hi, lo
 
 
 # --- the entry point --------------------------------------------------------------------------
@@ -283,15 +316,16 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
         if st.fmt is not None and st.fmt.code < 0:
             # widening: small x2 -> f16x2 / bf16x2
             f = st.fmt
+            assert st.lanes == 2, ins.spelling
             nan_kind = {types.NAN_NONE: 0, types.NAN_IEEE: 1, types.NAN_ALL_ONES: 2}[
                 f.nan_encoding]
-            widen = _kernel(("widen", st.lanes, st.container, f.exp_bits, f.man_bits, f.bias,
-                             nan_kind, bool(f.has_inf), int(f.signed), dfmt.precision,
-                             dfmt.emin, dfmt.emax, dfmt.width), _build_widen)
+            hi, lo = _widen_tables((st.container, f.exp_bits, f.man_bits, f.bias, nan_kind,
+                                  bool(f.has_inf), int(f.signed), dfmt.precision, dfmt.emin,
+                                  dfmt.emax, dfmt.width, bool(ins.relu),
+                                  bool(pol.relu_minus_zero_to_plus),
+                                  pol.canonical_nan(dfmt.name)))
             a = flat[0]
-            flags = (bool(ins.relu), bool(pol.relu_minus_zero_to_plus),
-                     pol.canonical_nan(dfmt.name))
-            split(lambda i, j: widen(a, res, i, j, *flags), size)
+            split(lambda i, j: _lookup(a, hi, lo, res, i, j), size)
         else:
             ue8m0 = dfmt.name == "ue8m0"
             rs_shift, rs_k = np.zeros(4, np.int64), 1
