@@ -60,7 +60,7 @@ def test_every_form_gets_a_kernel_with_its_instruction_loads_and_store():
             assert f"[{p}]" in k.ptx
         assert "mad.lo.u32 %i, %bid, %bdim, %tx;" in k.ptx       # the global thread index
         assert "setp.ge.u32 %done, %i, %n;" in k.ptx
-        widths = dict(zip("abcd", k.widths))
+        widths = dict(zip(k.names, k.widths))
         for n, f in zip(ins.operand_names, ins.operand_formats):
             w = types.width(f)
             assert widths[n] == w, (s, n)
@@ -106,6 +106,39 @@ def test_kernels_run_in_ptxfps_ptx_interpreter(spelling):
     # The generated text itself (thread index, bound check, loads, stores) on the CPU: more
     # threads than vectors, a and b and c and d side by side in one memory.
     r = verify_form(InterpRunner(), spelling, n_random=300, seed=4)
+    assert r.error is None and r.ok and r.vectors > 300, r.to_dict()
+
+
+RS = [s for s in CVT if F.parse_form(s).rounding == "rs"]
+
+
+def test_every_rs_kernel_takes_each_source_as_a_parameter_of_its_own():
+    # cvt.rs reads e, f and rbits besides a and b: each is a parameter, in the row's operand
+    # order, loaded by its own name, and the runner hands each its own array
+    assert len(RS) >= 18
+    for s in RS:
+        ins = F.parse_form(s)
+        k = K.kernel_for(s, 100)
+        extra = tuple(n for n in ins.operand_names if n not in ("a", "b", "c"))
+        assert "rbits" in extra and k.names == ("a", "b", "c") + extra + ("d",), s
+        assert dict(k.sources) == {"a": 32, "b": 32, "c": 0,
+                                   **{n: 32 for n in extra}}, s
+        params = [ln.split()[-1].rstrip(",") for ln in k.ptx.splitlines()
+                  if ln.strip().startswith(".param .u64")]
+        assert params == [f"param_{n}" for n in k.names], s
+        for n in extra:
+            assert f"ld.param.u64 %g{n}, [param_{n}];" in k.ptx, s
+            assert f"add.s64 %ptr, %g{n}, %off;" in k.ptx, s
+    with pytest.raises(ValueError, match="reads operand rbits"):
+        ModelRunner(sm=100).run(K.kernel_for(RS[0], 100),
+                                {"a": np.zeros(2, np.uint32), "b": np.zeros(2, np.uint32)})
+
+
+@pytest.mark.parametrize("spelling", ["cvt.rs.f16x2.f32", "cvt.rs.satfinite.e4m3x4.f32"])
+def test_rs_kernels_run_in_ptxfps_ptx_interpreter(spelling):
+    # The kernel text run as written, every source from its own array: one taken from another
+    # parameter (rbits for e, say) gives other bits on the vectors, whose columns all differ
+    r = verify_form(InterpRunner(sm=100), spelling, n_random=300, seed=4)
     assert r.error is None and r.ok and r.vectors > 300, r.to_dict()
 
 

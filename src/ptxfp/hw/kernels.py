@@ -1,9 +1,11 @@
 """PTX text for the hardware harness: one kernel per instruction form (arithmetic and cvt).
 
-Every kernel has the same signature, ``(a, b, c, d, n)``: four pointers to global arrays and an
-element count.  Thread ``i`` (the global thread index) loads ``a[i]``, ``b[i]``, ``c[i]`` with
-``ld.global.b16``/``ld.global.b32``, runs the instruction under test and stores ``d[i]``.  A form
-that does not use an operand (``add`` has no c, mixed ``add`` has no b) simply ignores it.
+Every kernel takes ``(a, b, c, <more sources>, d, n)``: pointers to global arrays and an
+element count; the more sources are those of the cvt.rs forms past a, b (``e``, ``f`` and
+``rbits``), in the row's operand order (``Kernel.names``).  Thread ``i`` (the global thread
+index) loads ``a[i]``, ``b[i]``, ... with ``ld.global.b16``/``ld.global.b32``, runs the
+instruction under test and stores ``d[i]``.  A form that does not use an operand (``add`` has no
+c, mixed ``add`` has no b) simply ignores it.
 
 A form the GPU cannot run natively (the mixed-precision ``.f32.f16``/``.f32.bf16`` forms need
 sm_100; H100 and H200 are sm_90) is run through its defined decomposition: ``cvt.f32.f16`` or
@@ -51,9 +53,20 @@ class Kernel:
     sm: int                #: the .target it is written for
     version: tuple         #: the .version it declares
     ptx: str
-    widths: tuple          #: bit widths of (a, b, c, d) in memory; 0 = not used
+    widths: tuple          #: bit widths in memory of the parameters ``names``; 0 = not used
     body: tuple            #: the instruction lines between the loads and the store
     target_name: str | None = None   #: the .target when it is not sm_<sm> (sm_100a)
+    #: the array parameters in launch order: a, b, c, the sources past them (cvt.rs), d
+    names: tuple = ("a", "b", "c", "d")
+
+    @property
+    def sources(self):
+        """(name, width) of each source parameter in launch order (width 0: not read)."""
+        return tuple(zip(self.names[:-1], self.widths[:-1]))
+
+    @property
+    def result_width(self):
+        return self.widths[-1]
 
     @property
     def target(self):
@@ -69,8 +82,8 @@ class Kernel:
 
     @property
     def operands(self):
-        """Names of the source operands the kernel reads, in (a, b, c) order."""
-        return tuple(n for n, w in zip("abc", self.widths[:3]) if w)
+        """Names of the source operands the kernel reads, in launch order."""
+        return tuple(n for n, w in self.sources if w)
 
 
 def can_run_natively(ins, sm):
@@ -87,12 +100,11 @@ def _row_target(ins):
     return ins.row.targets[0] if ins.row.targets else None
 
 
-def _module(spelling, mode, sm, version, widths, body, extra=(), target=None):
-    """Assemble the full PTX text around ``body`` (instruction lines on %a %b %c -> %d).
-    ``extra``: (name, width) of the sources past a, b, c (cvt.rs: e, f, rbits), each with a
-    parameter of its own after param_c; ``target``: the .target when it is not sm_<sm>."""
-    names = ("a", "b", "c") + tuple(n for n, _ in extra) + ("d",)
-    widths = tuple(widths[:3]) + tuple(w for _, w in extra) + (widths[3],)
+def _module(spelling, mode, sm, version, names, widths, body, target=None):
+    """Assemble the full PTX text around ``body`` (instruction lines on %a %b %c ... -> %d).
+    ``names``/``widths``: the array parameters, a, b, c, then the sources past them (cvt.rs: e,
+    f, rbits), then d (``Kernel.names``); ``target``: the .target when it is not sm_<sm>."""
+    extra = [n for n in names[3:-1]]
     regs = []
     for n, w in zip(names, widths):
         if w:
@@ -120,7 +132,7 @@ def _module(spelling, mode, sm, version, widths, body, extra=(), target=None):
         "    .param .u64 param_a,",
         "    .param .u64 param_b,",
         "    .param .u64 param_c,",
-        *(f"    .param .u64 param_{n}," for n, _ in extra),
+        *(f"    .param .u64 param_{n}," for n in extra),
         "    .param .u64 param_d,",
         "    .param .u32 param_n",
         ")",
@@ -128,7 +140,7 @@ def _module(spelling, mode, sm, version, widths, body, extra=(), target=None):
         "    .reg .pred %done;",
         "    .reg .b32 %i, %n, %bid, %bdim, %tx;",
         "    .reg .b64 %ga, %gb, %gc, %gd, %off, %ptr;",
-        *(f"    .reg .b64 %g{n};" for n, _ in extra),
+        *(f"    .reg .b64 %g{n};" for n in extra),
         *regs,
         "    .reg .f32 %fa, %fb, %fc, %fd;",
         "",
@@ -136,7 +148,7 @@ def _module(spelling, mode, sm, version, widths, body, extra=(), target=None):
         "    ld.param.u64 %gb, [param_b];",
         "    ld.param.u64 %gc, [param_c];",
         "    ld.param.u64 %gd, [param_d];",
-        *(f"    ld.param.u64 %g{n}, [param_{n}];" for n, _ in extra),
+        *(f"    ld.param.u64 %g{n}, [param_{n}];" for n in extra),
         "    ld.param.u32 %n, [param_n];",
         "    mov.u32 %bid, %ctaid.x;",
         "    mov.u32 %bdim, %ntid.x;",
@@ -148,7 +160,7 @@ def _module(spelling, mode, sm, version, widths, body, extra=(), target=None):
         "    cvta.to.global.u64 %gb, %gb;",
         "    cvta.to.global.u64 %gc, %gc;",
         "    cvta.to.global.u64 %gd, %gd;",
-        *(f"    cvta.to.global.u64 %g{n}, %g{n};" for n, _ in extra),
+        *(f"    cvta.to.global.u64 %g{n}, %g{n};" for n in extra),
         *loads,
         *("    " + b for b in body),
         *stores,
@@ -164,15 +176,13 @@ def _version_for(min_ptx, sm):
     return max(tuple(min_ptx), _target_ptx(sm))
 
 
-def _widths(ins):
+def _params(ins):
+    """(names, widths) of ``ins``'s kernel parameters: a, b, c (width 0 where the form has no
+    such operand), the sources past them in the row's order (cvt.rs: e, f, rbits), d."""
     w = dict(zip(ins.operand_names, operand_widths(ins)))
-    return tuple(w.get(n, 0) for n in "abc") + (result_width(ins),)
-
-
-def _extra(ins):
-    """(name, width) of the sources past a, b, c (cvt.rs: e, f, rbits)."""
-    return tuple((n, w) for n, w in zip(ins.operand_names, operand_widths(ins))
-                 if n not in ("a", "b", "c"))
+    extra = tuple(n for n in ins.operand_names if n not in ("a", "b", "c"))
+    names = ("a", "b", "c") + extra + ("d",)
+    return names, tuple(w.get(n, 0) for n in names[:-1]) + (result_width(ins),)
 
 
 def native_kernel(spelling, sm=DEFAULT_SM, mode="native"):
@@ -187,9 +197,10 @@ def native_kernel(spelling, sm=DEFAULT_SM, mode="native"):
         srcs = ["{" + ", ".join(srcs[:4]) + "}", srcs[4]]
     ops = ", ".join(["%d"] + srcs)
     body = (f"{ins} {ops};",)
+    names, widths = _params(ins)
     return Kernel(str(ins), mode, sm, version,
-                  _module(str(ins), mode, sm, version, _widths(ins), body, _extra(ins),
-                          target), _widths(ins), body, target)
+                  _module(str(ins), mode, sm, version, names, widths, body, target), widths,
+                  body, target, names)
 
 
 #: cvt.f32.bf16 needs PTX ISA 7.8 / sm_90; cvt.f32.f16 is as old as f16 itself
@@ -213,9 +224,10 @@ def decomposed_kernel(spelling, sm=DEFAULT_SM):
     body.append(f"{op} %fd, {', '.join('%f' + n for n in ins.operand_names)};")
     body.append("mov.b32 %d, %fd;")
     body = tuple(body)
+    names, widths = _params(ins)
     return Kernel(str(ins), "decomposed", sm, version,
-                  _module(str(ins), "decomposed", sm, version, _widths(ins), body),
-                  _widths(ins), body)
+                  _module(str(ins), "decomposed", sm, version, names, widths, body),
+                  widths, body, None, names)
 
 
 def is_f32x2(ins):
@@ -239,9 +251,10 @@ def decomposed_f32x2_kernel(spelling, sm=DEFAULT_SM):
     body += [f"{op} %d{k}, {', '.join(f'%{n}{k}' for n in names)};" for k in (0, 1)]
     body += ["mov.b64 %d, {%d0, %d1};", "}"]
     body = tuple(body)
+    names, widths = _params(ins)
     return Kernel(str(ins), "decomposed", sm, version,
-                  _module(str(ins), "decomposed", sm, version, _widths(ins), body),
-                  _widths(ins), body)
+                  _module(str(ins), "decomposed", sm, version, names, widths, body),
+                  widths, body, None, names)
 
 
 def kernel_for(spelling, sm=DEFAULT_SM):

@@ -66,7 +66,8 @@ def _host(x, dtype, n):
 
 
 class Runner:
-    """Base: ``run(kernel, operands)`` where ``operands`` maps 'a'/'b'/'c' to arrays."""
+    """Base: ``run(kernel, operands)`` where ``operands`` maps each source the kernel reads
+    ('a', 'b', 'c', and for cvt.rs 'e', 'f', 'rbits': ``kernel.sources``) to an array."""
     name = "?"
     hardware = True
 
@@ -79,13 +80,14 @@ class Runner:
         return self.device()["sm"]
 
     def run(self, kernel, operands):
-        widths = kernel.widths
         n = None
         arrays = []
-        for name, w in zip("abc", widths[:3]):
+        for name, w in kernel.sources:
             if not w:
                 arrays.append(None)
                 continue
+            if name not in operands:
+                raise ValueError(f"'{kernel.spelling}' reads operand {name}: none was given")
             x = operands[name]
             if isinstance(x, Constant):
                 arrays.append(Constant(x.value & ((1 << w) - 1)))
@@ -97,7 +99,7 @@ class Runner:
             arrays.append(x)
         if n is None:
             raise ValueError("a launch needs at least one operand array")
-        out = np.empty(n, _dtype(widths[3]))
+        out = np.empty(n, _dtype(kernel.result_width))
         for s in range(0, out.size, MAX_LAUNCH):
             e = min(out.size, s + MAX_LAUNCH)
             part = [x if x is None or isinstance(x, Constant) else x[s:e] for x in arrays]
@@ -105,7 +107,8 @@ class Runner:
         return out
 
     def launch(self, kernel, arrays, n):
-        """Run ``kernel`` on ``n`` elements; ``arrays`` is [a, b, c] (None where unused)."""
+        """Run ``kernel`` on ``n`` elements; ``arrays``: one per ``kernel.sources`` (None where
+        unused)."""
         raise NotImplementedError
 
     def close(self):
@@ -201,7 +204,7 @@ class CupyRunner(Runner):
         dev = [dummy if x is None else
                self._constant(x, _dtype(w), n) if isinstance(x, Constant) else cp.asarray(x)
                for x, w in zip(arrays, kernel.widths)]
-        out = cp.empty(n, _dtype(kernel.widths[3]))
+        out = cp.empty(n, _dtype(kernel.result_width))
         if n:
             try:
                 fn(((n + BLOCK - 1) // BLOCK,), (BLOCK,), (*dev, out, np.uint32(n)))
@@ -321,7 +324,7 @@ class CudaPythonRunner(Runner):
     def launch(self, kernel, arrays, n):
         cu = self.cu
         fn = self._function(kernel)
-        out = np.empty(n, _dtype(kernel.widths[3]))
+        out = np.empty(n, _dtype(kernel.result_width))
         if not n:
             return out
         ptrs = []
@@ -419,13 +422,13 @@ class InterpRunner(Runner):
     def launch(self, kernel, arrays, n):
         from ..errors import PtxfpError
         from ..ptx.interp import MEMORY_KEY, run
-        out = np.zeros(n, _dtype(kernel.widths[3]))
+        out = np.zeros(n, _dtype(kernel.result_width))
         if not n:
             return out
         parts, addr, pos = [], {}, 0
         arrays = [None if x is None else _host(x, _dtype(w), n)
                   for x, w in zip(arrays, kernel.widths)]
-        for name, x in zip("abcd", arrays + [out]):
+        for name, x in zip(kernel.names, arrays + [out]):
             addr[name] = pos
             if x is not None:
                 parts.append(np.ascontiguousarray(x).view(np.uint8))
