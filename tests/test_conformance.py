@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -499,6 +500,24 @@ def test_sweep_dask_survives_a_killed_worker(tmp_path):
     assert killed and got.to_json() == want.to_json()
     logged = [line for line in (tmp_path / "ck" / "done.jsonl").read_text().splitlines()]
     assert len(logged) == sweeps.make_plan("fma.rn.bf16", **kw).chunks
+
+
+def test_sweep_on_a_cluster_without_workers_stops_with_an_error(monkeypatch):
+    """A scheduler that no worker joins (or whose workers are all gone) ends the sweep with
+    a SweepError after WORKER_WAIT, not a wait for ever."""
+    pytest.importorskip("distributed")
+    import logging
+
+    from distributed import LocalCluster
+    monkeypatch.setattr(sweeps, "WORKER_WAIT", 1.0)
+    monkeypatch.setattr(sweeps, "_POLL", 0.2)
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=":0",
+                      silence_logs=logging.CRITICAL) as cluster:
+        t = time.monotonic()
+        with pytest.raises(sweeps.SweepError, match=r"no Dask worker for 1 s; \d+ chunk"):
+            sweep("add.rn.f16", lambda a, b: a, random=30_000, chunk=10_000,
+                  scheduler=cluster.scheduler_address)
+        assert time.monotonic() - t < 30
 
 
 def test_report_merge_keeps_lowest_witnesses():

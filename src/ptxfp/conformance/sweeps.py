@@ -540,10 +540,17 @@ def sweep(spelling: str, impl: Callable[..., Any] | str | None = None, *,
     return report
 
 
+#: how long a sweep on Dask waits, with no worker in the cluster, before it stops with an error
+#: (a scheduler nobody joined, or every worker gone): seconds
+WORKER_WAIT = 60.0
+#: how often it looks, while no chunk finishes: seconds
+_POLL = 2.0
+
+
 def _run_dask(plan, todo: Iterable[int], impl, pol, workers, scheduler, retries, finish):
     import logging
 
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, LocalCluster, wait
     cluster = None
     try:
         if scheduler:
@@ -559,29 +566,49 @@ def _run_dask(plan, todo: Iterable[int], impl, pol, workers, scheduler, retries,
             nworkers = max(len(client.scheduler_info().get("workers", {})), workers or 1)
             token = f"{os.getpid()}-{time.time_ns()}"
             todo = iter(todo)
-            ac = as_completed()
+            pending: set = set()
 
             def submit():
                 cid = next(todo, None)
                 if cid is None:
                     return False
-                ac.add(client.submit(run_chunk, plan, cid, impl, pol, retries=retries,
-                                     pure=False, key=f"ptxfp-sweep-{token}-{cid}"))
+                pending.add(client.submit(run_chunk, plan, cid, impl, pol, retries=retries,
+                                          pure=False, key=f"ptxfp-sweep-{token}-{cid}"))
                 return True
 
             for _ in range(2 * nworkers + 2):
                 if not submit():
                     break
-            for fut in ac:
+            no_worker_since = None
+            while pending:
                 try:
-                    res = fut.result()
-                except PtxfpError:
-                    raise
-                except Exception as e:                # the implementation failed on a worker
-                    raise SweepError(f"a chunk failed: {type(e).__name__}: {e}") from None
-                fut.release()
-                finish(res)
-                submit()
+                    done, _ = wait(list(pending), timeout=_POLL, return_when="FIRST_COMPLETED")
+                except Exception as e:               # a timeout (its class varies by version)
+                    if "imeout" not in type(e).__name__ and "imed out" not in str(e):
+                        raise
+                    # nothing finished: a cluster with no worker never will
+                    if client.scheduler_info().get("workers"):
+                        no_worker_since = None
+                    elif no_worker_since is None:
+                        no_worker_since = time.monotonic()
+                    elif time.monotonic() - no_worker_since > WORKER_WAIT:
+                        where = f"--scheduler {scheduler}" if scheduler else "the local cluster"
+                        raise SweepError(
+                            f"{where}: no Dask worker for {WORKER_WAIT:g} s; {len(pending)} "
+                            "chunk(s) waiting (start workers, or sweep with --workers N "
+                            "or --workers 0)") from None
+                    continue
+                for fut in done:
+                    pending.discard(fut)
+                    try:
+                        res = fut.result()
+                    except PtxfpError:
+                        raise
+                    except Exception as e:            # the implementation failed on a worker
+                        raise SweepError(f"a chunk failed: {type(e).__name__}: {e}") from None
+                    fut.release()
+                    finish(res)
+                    submit()
         finally:
             client.close()
     finally:
