@@ -104,7 +104,7 @@ def _module(spelling, mode, sm, version, names, widths, body, target=None):
     """Assemble the full PTX text around ``body`` (instruction lines on %a %b %c ... -> %d).
     ``names``/``widths``: the array parameters, a, b, c, then the sources past them (cvt.rs: e,
     f, rbits), then d (``Kernel.names``); ``target``: the .target when it is not sm_<sm>."""
-    extra = [n for n in names[3:-1]]
+    extra = names[3:-1]
     regs = []
     for n, w in zip(names, widths):
         if w:
