@@ -109,6 +109,20 @@ def test_kernels_run_in_ptxfps_ptx_interpreter(spelling):
     assert r.error is None and r.ok and r.vectors > 300, r.to_dict()
 
 
+@pytest.mark.parametrize("sm, spelling", [
+    (90, "add.rn.f32x2"),                 # 64-bit loads and store (decomposed on sm_90)
+    (100, "fma.rz.f32x2"),                # the same, native
+    (100, "cvt.rn.f16x2.e2m1x2"),         # an 8-bit load
+    (100, "cvt.rn.satfinite.e2m1x2.f32"),  # an 8-bit store
+])
+def test_every_parameter_width_runs_in_the_interpreter_and_the_model(sm, spelling):
+    # host arrays of each parameter's own width: 64-bit operands cut to 32 bits, or 8-bit ones
+    # read as 32, gave mismatches on most vectors (and reads past the end on a GPU)
+    for runner in (InterpRunner(sm=sm), ModelRunner(sm=sm)):
+        r = verify_form(runner, spelling, n_random=300, seed=4)
+        assert r.error is None and r.ok and r.vectors > 300, (runner.name, r.to_dict())
+
+
 RS = [s for s in CVT if F.parse_form(s).rounding == "rs"]
 
 

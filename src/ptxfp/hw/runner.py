@@ -42,7 +42,8 @@ class KernelError(RuntimeError):
 
 
 def _dtype(width):
-    return np.uint16 if width == 16 else np.uint32
+    """The host array dtype of a ``width``-bit kernel parameter (its ld/st.global.b<width>)."""
+    return np.dtype(f"uint{width}")
 
 
 class Constant:
