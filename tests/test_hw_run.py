@@ -499,3 +499,15 @@ def test_without_git_the_report_names_the_version_and_a_source_checksum(tmp_path
     text = report.render(run)
     assert f"{ptxfp.__version__} (no git checkout; source sha256 {same})" in text
     assert "no git revision" not in text
+
+
+def test_a_dry_runs_gpu_is_the_same_in_every_worker(tmp_path):
+    # --sm 100 on the model backend stands for an sm_100a GPU: the worker processes (--jobs 2)
+    # ran their forms on the default sm_90 instead, and the sm_100a-only forms came back "not
+    # runnable" in a run whose header said sm_100
+    js = tmp_path / "r.json"
+    forms = "cvt.rn.f16x2.e2m1x2,cvt.rs.f16x2.f32,cvt.rn.satfinite.e3m2x2.f32"
+    rc = _main("--sm", "100", "--forms", forms, "--vectors", "100", "--targeted", "10",
+               "--probes", "none", "--jobs", "2", "--json", str(js))
+    s = json.loads(js.read_text())["summary"]
+    assert rc == 0 and s["agrees"] and not s["incomplete"], s

@@ -264,7 +264,7 @@ def _vector_task(runner, spelling, opts):
 _WORKER = {}
 
 
-def _worker_init(cache_base, threads, backend, device):
+def _worker_init(cache_base, threads, backend, device, sm=None):
     # A private Numba cache per process: Numba's cache index is not safe against several
     # processes adding entries at once.
     d = tempfile.mkdtemp(prefix="numba-", dir=cache_base)
@@ -272,7 +272,7 @@ def _worker_init(cache_base, threads, backend, device):
     os.environ["PTXFP_NUM_THREADS"] = str(threads)
     import numba
     numba.config.CACHE_DIR = d
-    _WORKER.update(backend=backend, device=device, runner=None)
+    _WORKER.update(backend=backend, device=device, sm=sm, runner=None)
 
 
 def _worker_task(spelling, opts):
@@ -280,7 +280,8 @@ def _worker_task(spelling, opts):
         return not_reached("vectors", spelling)
     try:
         if _WORKER.get("runner") is None:
-            _WORKER["runner"] = get_runner(_WORKER["backend"], _WORKER["device"])
+            _WORKER["runner"] = get_runner(_WORKER["backend"], _WORKER["device"],
+                                           sm=_WORKER["sm"])
     except Exception as exc:               # HardwareUnavailable in this worker: this form only
         return not_reached("vectors", spelling, could_not_run(exc))
     return _vector_task(_WORKER["runner"], spelling, opts)
@@ -490,7 +491,10 @@ class Run:
         self._cache = tempfile.TemporaryDirectory(prefix="ptxfp-hw-numba-")
         pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"),
                                       initializer=_worker_init,
-                                      initargs=(self._cache.name, threads, backend, device))
+                                      initargs=(self._cache.name, threads, backend, device,
+                                                # a dry run's GPU (--sm) in every worker too
+                                                None if self.runner.hardware else
+                                                self.runner.sm))
         futures = {pool.submit(_worker_task, s, self.opts): s for s in forms}
         return pool, futures
 
