@@ -584,9 +584,16 @@ def _run_dask(plan, todo: Iterable[int], impl, pol, workers, scheduler, retries,
                 try:
                     done, _ = wait(list(pending), timeout=_POLL, return_when="FIRST_COMPLETED")
                 except Exception as e:               # a timeout (its class varies by version)
-                    if "imeout" not in type(e).__name__ and "imed out" not in str(e):
+                    if "imeout" not in type(e).__name__:
                         raise
+                    done = set()
+                # a "lost" future (its worker died after it finished) counts as done for
+                # wait, but its result is being computed again: only these are ready
+                ready = [f for f in done if f.status in ("finished", "error", "cancelled")]
+                if not ready:
                     # nothing finished: a cluster with no worker never will
+                    if done:
+                        time.sleep(_POLL)
                     if client.scheduler_info().get("workers"):
                         no_worker_since = None
                     elif no_worker_since is None:
@@ -598,7 +605,7 @@ def _run_dask(plan, todo: Iterable[int], impl, pol, workers, scheduler, retries,
                             "chunk(s) waiting (start workers, or sweep with --workers N "
                             "or --workers 0)") from None
                     continue
-                for fut in done:
+                for fut in ready:
                     pending.discard(fut)
                     try:
                         res = fut.result()
