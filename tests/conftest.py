@@ -18,6 +18,7 @@ import oracle as _oracle  # noqa: E402
 MAX_WORKERS = 4
 
 
+@pytest.hookimpl(optionalhook=True)         # known only where pytest-xdist is installed
 def pytest_xdist_auto_num_workers(config):
     try:
         cores = len(os.sched_getaffinity(0))
