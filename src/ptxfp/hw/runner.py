@@ -406,9 +406,10 @@ class ModelRunner(Runner):
 
 class InterpRunner(Runner):
     """ptxfp's own PTX interpreter (ptxfp.ptx.interp) runs the generated kernel text, in one
-    block of threads over a flat memory holding a, b, c and d: a CPU check that the kernels
-    index, load, bound-check and store as intended.  The instruction itself is ptxfp's, so this
-    says nothing about hardware; f32 arithmetic (the decomposed kernels) is not modeled there.
+    block of threads over a flat memory holding every array parameter (``kernel.names``): a
+    CPU check that the kernels index, load, bound-check and store as intended.  The
+    instructions themselves are ptxfp's (the decomposed kernels' f32 ones too), so this says
+    nothing about hardware.
     """
     name = "interp"
     hardware = False
