@@ -234,7 +234,7 @@ def zero_sign_fix32(r, x, y, round_down):
 
 def _wide_ir(builder, ha, hb, hc, rd):
     """The IR of ``fma_bf16_wide`` (32-bit integer lanes in, binary32 out)."""
-    f32, f64, i32, i64 = ir.FloatType(), ir.DoubleType(), ir.IntType(32), ir.IntType(64)
+    f32, f64, i32 = ir.FloatType(), ir.DoubleType(), ir.IntType(32)
 
     def wide(h):      # a bf16's bits as a binary64 (exact: via its binary32)
         return builder.fpext(builder.bitcast(builder.shl(h, ir.Constant(i32, 16)), f32), f64)
