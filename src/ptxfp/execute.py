@@ -33,14 +33,16 @@ def kernel_spec(ins: Instruction, pol: policy.Policy) -> Any:
     """The kernels' Spec of an arithmetic instruction under a policy."""
     lane = FORMATS[ins.lane_format]
     res = FORMATS[ins.result_format]
+    sp = str(ins)                        # the canonical spelling: per-form policy entries
     return kernels.Spec(
         op=kernels.OPCODES[ins.opcode], lane_fmt=lane.code,
         c_fmt=F32.code if ins.mixed else lane.code, res_fmt=res.code, lanes=ins.lanes,
         mode=MODES[ins.rounding or "rn"], ftz=ins.ftz, sat=ins.sat, relu=ins.relu, oob=ins.oob,
-        tininess=_TININESS[pol.ftz_tininess],
-        sat_mz=pol.sat_minus_zero_to_plus, relu_mz=pol.relu_minus_zero_to_plus,
-        oob_sign=pol.oob_ignores_sign, oob_c=pol.oob_tests_c,
-        nan_bits=pol.canonical_nan(ins.result_format))
+        tininess=_TININESS[pol.value("ftz_tininess", sp)],
+        sat_mz=pol.value("sat_minus_zero_to_plus", sp),
+        relu_mz=pol.value("relu_minus_zero_to_plus", sp),
+        oob_sign=pol.value("oob_ignores_sign", sp), oob_c=pol.value("oob_tests_c", sp),
+        nan_bits=pol.canonical_nan(ins.result_format, sp))
 
 
 class _Form:
