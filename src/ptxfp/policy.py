@@ -159,7 +159,7 @@ class Policy:
     #: smallest normal (between the two: the f16 product 2**-14 - 2**-25 = 0x3BFF * 0x0400
     #: rounds to 2**-14 in the format, so it is kept after rounding, but stays below 2**-14
     #: at 11 bits unbounded, so IEEE flushes it).
-    ftz_tininess: str = TININESS_AFTER
+    ftz_tininess: str = TININESS_AFTER_IEEE
     #: .sat: does a -0.0 result become +0.0?
     sat_minus_zero_to_plus: bool = True
     #: .relu: does a -0.0 result become +0.0?
@@ -197,10 +197,10 @@ class Policy:
     cvt_ftz_input: str = CVT_FTZ_FLUSH
     #: fma.{rz,rm,rp}{.oob}{.relu}.bf16/.bf16x2 (BF16_FMA_DIRECTED above): what ptxas 13.0
     #: compiles them to (BF16_FMA_AS_COMPILED) or the rounding their spelling names.
-    bf16_fma_directed: str = BF16_FMA_AS_SPELLED
+    bf16_fma_directed: str = BF16_FMA_AS_COMPILED
     #: Per-form values, (glob over the canonical spelling, field, value), first match wins
-    #: (``value``; module docstring).
-    per_form: tuple[tuple[str, str, Any], ...] = ()
+    #: (``value``; module docstring).  The default is the H100's (DEFAULT_PER_FORM).
+    per_form: tuple[tuple[str, str, Any], ...] = DEFAULT_PER_FORM
 
     def __post_init__(self) -> None:
         for name in CHOICES:
