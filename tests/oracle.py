@@ -327,26 +327,70 @@ def _policy(policy):
     return ptxfp.POLICY
 
 
+def spelling_of(ins) -> str:
+    """The canonical spelling of ``ins`` (the policy's per-form entries match it): written
+    here again from the manual's order (rounding, .oob, .ftz, .sat, .relu, then the types)."""
+    if not isinstance(ins, Form):
+        return str(ins)
+    mods = [ins.rounding] if ins.rounding else []
+    mods += [m for m in ("oob", "ftz", "sat", "relu") if getattr(ins, m)]
+    packed = ins.lane_format + ("x2" if ins.lanes == 2 else "")
+    types = ["f32", ins.lane_format] if ins.mixed else [packed]
+    return ".".join([ins.opcode] + mods + types)
+
+
+def _undocumented_bf16_fma(ins) -> bool:
+    """fma.{rz,rm,rp}{.oob}{.relu}.bf16/.bf16x2: half fma is .rn only in the manual (9.7.4.4)."""
+    return (ins.opcode == "fma" and not ins.mixed and ins.lane_format == "bf16"
+            and ins.rounding in ("rz", "rm", "rp"))
+
+
+_F32_ONE, _F32_MINUS_ZERO = 0x3F800000, 0x80000000
+
+
+def _as_compiled_f16(ins, pol):
+    """The scalar undocumented bf16 fma as ptxas 13.0 compiles it (docs/ptxas-findings.md):
+    the bits read as f16, their exact a*b+c rounded to f32 in the form's mode (fma.<mode>.f32
+    of exactly widened operands), that rounded to f16 to nearest; .relu/.oob dropped; a NaN
+    anywhere gives the f16 canonical NaN of cvt.rn.f16.f32."""
+    nan = pol.value("canonical_nan_f16", "cvt.rn.f16.f32")
+
+    def run(operands) -> int:
+        bits, _, _ = ieee("fma", F16, F16, F32, ins.rounding, tuple(operands))
+        if bits is None:
+            return nan
+        # x * 1 + (-0) is x, a -0 too: the exact f32 value, rounded once into f16
+        bits, _, _ = ieee("fma", F32, F32, F16, "rn", (bits, _F32_ONE, _F32_MINUS_ZERO))
+        return nan if bits is None else bits
+    return run
+
+
 def lane_function(ins, policy=None):
     """A function from one lane's operand tuple (16-bit lanes, the mixed forms' c 32-bit) to
-    its result bits, with the instruction's modifiers and the policy bound in."""
+    its result bits, with the instruction's modifiers and the policy bound in.  Each policy
+    question is read for this form (``policy.value(field, spelling)``)."""
     pol = _policy(policy)
+    sp = spelling_of(ins)
     in_fmt = FORMATS[ins.lane_format]
     out = FORMATS[ins.result_format]
     c_fmt = out if ins.mixed else in_fmt
     op = "fma" if ins.opcode == "mad" else ins.opcode
     rounding = ins.rounding or "rn"
+    if _undocumented_bf16_fma(ins) and pol.value("bf16_fma_directed", sp) == "as_compiled":
+        if ins.lanes == 1:
+            return _as_compiled_f16(ins, pol)
+        rounding = "rn"                     # the packed form: fma.rn{.oob}{.relu}.bf16x2
     memo = _memo(op, in_fmt, c_fmt, out, rounding)
     # the canonical NaN of the result format, one policy field per format
-    nan = {"f16": pol.canonical_nan_f16, "bf16": pol.canonical_nan_bf16,
-           "f32": pol.canonical_nan_f32}[out.name]
+    nan = pol.value({"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16",
+                     "f32": "canonical_nan_f32"}[out.name], sp)
     sign = out.sign_bit
     one = out.one_bits
 
     oob = None
     if ins.oob:
-        oob = {OOB_NAN, OOB_NAN | 0x8000} if pol.oob_ignores_sign else {OOB_NAN}
-        n_tested = 3 if pol.oob_tests_c else 2
+        oob = {OOB_NAN, OOB_NAN | 0x8000} if pol.value("oob_ignores_sign", sp) else {OOB_NAN}
+        n_tested = 3 if pol.value("oob_tests_c", sp) else 2
     ftz = bool(ins.ftz)
     if ftz:
         fmts = (in_fmt, in_fmt, in_fmt) if op == "fma" else (in_fmt, c_fmt)
@@ -354,12 +398,13 @@ def lane_function(ins, policy=None):
         # the format is subnormal ("after_rounding"); the exact result rounded to the format's
         # precision with an unbounded exponent is below 2**emin ("after_rounding_unbounded")
         readings = ("after_rounding", "before_rounding", "after_rounding_unbounded")
-        if pol.ftz_tininess not in readings:
-            raise ValueError(f"unknown ftz_tininess policy {pol.ftz_tininess!r}")
-        tininess = readings.index(pol.ftz_tininess)
+        reading = pol.value("ftz_tininess", sp)
+        if reading not in readings:
+            raise ValueError(f"unknown ftz_tininess policy {reading!r}")
+        tininess = readings.index(reading)
     sat, relu = bool(ins.sat), bool(ins.relu)
-    sat_m0 = 0 if pol.sat_minus_zero_to_plus else sign
-    relu_m0 = 0 if pol.relu_minus_zero_to_plus else sign
+    sat_m0 = 0 if pol.value("sat_minus_zero_to_plus", sp) else sign
+    relu_m0 = 0 if pol.value("relu_minus_zero_to_plus", sp) else sign
 
     def run(operands) -> int:
         if oob is not None and any(x in oob for x in operands[:n_tested]):
