@@ -60,6 +60,8 @@ NAN_FLIP = dict(canonical_nan_f16=0x7E00, canonical_nan_bf16=0x7FC0,
 NAN_BF16_FLIP = dict(canonical_nan_bf16=0x7FC0)
 NAN_F16_FLIP = dict(canonical_nan_f16=0x7E00)
 IEEE_TININESS = dict(ftz_tininess="after_rounding_unbounded")
+#: the undocumented fma.{rz,rm,rp}...bf16 spellings read as their names say (not the default)
+SPELLED = dict(bf16_fma_directed="as_spelled")
 POLICY_FLIPS = [
     (dict(ftz_tininess="before_rounding"), ["mul.rn.ftz.f16", "fma.rn.ftz.f16x2"]),
     (dict(sat_minus_zero_to_plus=False), ["mul.rn.sat.f16", "sub.rm.sat.f32.f16"]),
@@ -171,8 +173,15 @@ FACTS = [
     ("fma.rn.f16", (0x8000, 0x3C00, 0x8000), 0x8000, {}),
     ("fma.rn.f16", (0x8000, 0x3C00, 0x0000), 0x0000, {}),
     ("fma.rn.bf16", (0x3F80, 0x3F80, 0xBF80), 0x0000, {}),
-    ("fma.rm.bf16", (0x3F80, 0x3F80, 0xBF80), 0x8000, {}),
-    ("fma.rp.bf16", (0x3F80, 0x3F80, 0xBF80), 0x0000, {}),
+    ("fma.rm.bf16", (0x3F80, 0x3F80, 0xBF80), 0x8000, SPELLED),
+    ("fma.rp.bf16", (0x3F80, 0x3F80, 0xBF80), 0x0000, SPELLED),
+    # ... and as ptxas 13.0 compiles them (the default): the bits read as f16,
+    # 1.875 * 1.875 - 1.875 = 1.640625 = f16 0x3E90; .relu dropped: -1.875 * 1.875 = -3.515625 =
+    # f16 0xC308; packed: .rn, so 1 * 1 - 1 is +0 in each lane
+    ("fma.rm.bf16", (0x3F80, 0x3F80, 0xBF80), 0x3E90, {}),
+    ("fma.rm.relu.bf16", (0xBF80, 0x3F80, 0x0000), 0xC308, {}),
+    ("fma.rm.bf16x2", (0x3F803F80, 0x3F803F80, 0xBF80BF80), 0x00000000, {}),
+    ("fma.rm.bf16x2", (0x3F803F80, 0x3F803F80, 0xBF80BF80), 0x80008000, SPELLED),
     ("add.rm.f32.f16", (0x3C00, 0xBF800000), 0x80000000, {}),
     ("add.rz.f32.f16", (0x3C00, 0xBF800000), 0x00000000, {}),
     ("add.rp.f32.f16", (0x3C00, 0xBF800000), 0x00000000, {}),
@@ -246,8 +255,10 @@ FACTS = [
     ("fma.rn.oob.sat.f16", (0x7FF7, 0x3C00, 0x3C00), 0x0000, {}),
     ("fma.rn.oob.sat.f16", (0x3C00, 0x4000, 0x3C00), 0x3C00, {}),
     ("fma.rn.oob.sat.f16", (0x3C00, 0x7C01, 0x3C00), 0x0000, {}),         # NaN, not OOB: sat
-    ("fma.rz.oob.bf16", (0x3F80, 0xFFF7, 0x3F80), 0x0000, {}),
-    ("fma.rm.oob.relu.bf16", (0x3F80, 0x3F80, 0xBF80), 0x0000, {}),      # -0 from .rm, relu
+    ("fma.rz.oob.bf16", (0x3F80, 0xFFF7, 0x3F80), 0x0000, SPELLED),
+    ("fma.rm.oob.relu.bf16", (0x3F80, 0x3F80, 0xBF80), 0x0000, SPELLED),  # -0 from .rm, relu
+    # as compiled, .oob is dropped: 0xFFF7 read as f16 is a NaN
+    ("fma.rz.oob.bf16", (0x3F80, 0xFFF7, 0x3F80), 0x7FFF, {}),
     ("fma.rn.oob.relu.bf16x2", (0x3F807FF7, 0x3F803F80, 0x3F800000), 0x40000000, {}),
     ("fma.rn.oob.relu.bf16x2", (0x7FF73F80, 0x3F803F80, 0x00003F80), 0x00004000, {}),
     # .ftz: subnormal inputs and results -> signed zero

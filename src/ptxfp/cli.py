@@ -241,6 +241,18 @@ def _parse_form(spelling):
     return parse(spelling)
 
 
+def _warn_undocumented(form):
+    """One line on stderr for an undocumented bf16 fma spelling (ptxfp.check's warning of the
+    same rule; the column is the rounding modifier's in the spelling as written)."""
+    from .isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
+                            undocumented_bf16_fma_message)
+    if undocumented_bf16_fma(form.opcode, form.rounding, form.types):
+        col = form.spelling.find("." + form.rounding) + 2
+        sys.stderr.write(f"{form.spelling}:1:{col}: warning: "
+                         f"{undocumented_bf16_fma_message(str(form), form.lanes == 2)} "
+                         f"[{UNDOCUMENTED_BF16_FMA}]\n")
+
+
 def cmd_eval(args, out):
     from .dispatch import compute
     from .types import width
@@ -253,6 +265,7 @@ def cmd_eval(args, out):
     ops = [parse_value(t, f, f"operand {n} (.{f})")
            for t, n, f in zip(args.operands, names, fmts)]
     d = compute(form, *ops)
+    _warn_undocumented(form)
     dtype = form.dtype
     dw = width(dtype)
     rows = [(n, f, v, width(f)) for n, f, v in zip(names, fmts, ops)]

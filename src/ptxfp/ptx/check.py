@@ -36,6 +36,8 @@ from typing import Iterable
 from .. import isa, types
 from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
+from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
+                         undocumented_bf16_fma_message)
 from ..limits import guarded, paused_gc
 from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
@@ -73,6 +75,8 @@ RULES = {
     "unknown-instruction": "an opcode that is no PTX instruction ('Not a name of any known "
                            "instruction')",
     "summary": "how many instructions are modeled and how many not",
+    UNDOCUMENTED_BF16_FMA: "fma.{rz,rm,rp} on .bf16/.bf16x2: not in the PTX ISA; ptxas 13.0 "
+                           "compiles it as f16 arithmetic (scalar) or as .rn (packed)",
 }
 
 
@@ -714,6 +718,14 @@ class _Checker:
             return
         for rule, msg in requirement_messages(v, self.version, self.target):
             self.add("error", ins.line, ins.col, msg, rule, msg)
+        form = v.form
+        if (v.family == "arith" and form is not None
+                and undocumented_bf16_fma(form.opcode, form.rounding, form.types)):
+            # a warning, at the rounding modifier: ptxas says nothing (docs/ptxas-findings.md)
+            off = ins.opcode_spelling.find("." + form.rounding) + 1
+            self.add("warning", ins.line, ins.col + off,
+                     undocumented_bf16_fma_message(str(form), form.lanes == 2),
+                     UNDOCUMENTED_BF16_FMA)
 
     def operands(self, ins, v):
         op = ins.opcode
