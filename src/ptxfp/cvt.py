@@ -213,9 +213,26 @@ def convert(spelling: str | Instruction, *operands: Operand,
     else:
         out = np.empty(a.size, dtype)
     if a.size:
-        kind, args = _kernel_args(ins, policy.current())
+        kind, args = _args_for(ins, policy.current())
         _run(kind, a, b, out, args)
     return deliver(out, shape, given, scalar, ins.dtype if typed else None)
+
+
+#: (the spelling as written, id(pol)) -> (pol, kind, args): _kernel_args once per form and
+#: policy object (reading the policy per form costs more than a scalar conversion)
+_args_memo: dict[tuple[str, int], tuple[Any, str, tuple[Any, ...]]] = {}
+
+
+def _args_for(ins: Instruction, pol: policy.Policy) -> tuple[str, tuple[Any, ...]]:
+    key = (ins.spelling, id(pol))
+    hit = _args_memo.get(key)
+    if hit is not None and hit[0] is pol:
+        return hit[1], hit[2]
+    kind, args = _kernel_args(ins, pol)
+    if len(_args_memo) >= 4096:
+        _args_memo.clear()
+    _args_memo[key] = (pol, kind, args)
+    return kind, args
 
 
 def _kernel_args(ins: Instruction, pol: policy.Policy) -> tuple[str, tuple[Any, ...]]:

@@ -108,7 +108,23 @@ def kernel_for(key: tuple[Any, ...]) -> Any:
     return k
 
 
+#: (the spelling as written, id(pol)) -> (pol, key): the policy read once per form and policy
+_key_memo: dict[tuple[str, int], tuple[Any, tuple[Any, ...]]] = {}
+
+
 def _key_of(ins: Instruction, pol: policy.Policy) -> tuple[Any, ...]:
+    memo = (ins.spelling, id(pol))
+    hit = _key_memo.get(memo)
+    if hit is not None and hit[0] is pol:
+        return hit[1]
+    key = _make_key(ins, pol)
+    if len(_key_memo) >= 4096:
+        _key_memo.clear()
+    _key_memo[memo] = (pol, key)
+    return key
+
+
+def _make_key(ins: Instruction, pol: policy.Policy) -> tuple[Any, ...]:
     lane_fmt = ins.lane_format
     sp = str(ins)                        # the canonical spelling: per-form policy entries
     return (OPS[ins.opcode], _EXP_MASK[lane_fmt], ins.ftz, "NaN" in ins.modifiers,
