@@ -15,7 +15,8 @@ The rules, with their sources, are in docs/semantics.md ("cvt"); in short:
 - one rounding of the exact f32 value into the destination (``rounding.round_pack``), IEEE
   overflow per mode, subnormal results kept;
 - ``.ftz`` "applies only to single precision (.f32) inputs and results" (manual): narrowing
-  flushes a subnormal f32 input to a zero of its sign, f16/bf16 results are not flushed; widening
+  flushes a subnormal f32 input to a zero of its sign (per ``policy.cvt_ftz_input``: by default
+  not on ``cvt.*.ftz{.sat}.f16.f32``, which an H100 computes as without .ftz), f16/bf16 results are not flushed; widening
   .bf16 flushes a bf16 subnormal (it is an f32 subnormal result); widening .f16 is unchanged
   (every f16 is an f32 normal or zero);
 - ``.sat`` (f16 and the f32 result of f32.f16 only): clamp to [0.0, 1.0], NaN -> +0.0
@@ -25,7 +26,8 @@ The rules, with their sources, are in docs/semantics.md ("cvt"); in short:
   sign-preserved MAX_NORM. Since rounding is monotonic this is "an overflowed or infinite
   rounded result becomes the largest finite of its sign";
 - NaN results are the canonical NaN of the destination format (``policy.canonical_nan_f16``
-  or ``canonical_nan_bf16``); a widened NaN follows ``policy.widen_nan`` ("canonical" ->
+  or ``canonical_nan_bf16``); a widened NaN follows ``policy.widen_nan`` for the form (by
+  default "payload" on ``cvt{.rnd}.f32.bf16``, "canonical" elsewhere; "canonical" ->
   ``canonical_nan_f32``, "payload" -> sign and fraction shifted into place, "quiet" -> the
   same with the quiet bit set, IEEE 754's conversion; policy.py defines the three).
 
