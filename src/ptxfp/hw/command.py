@@ -38,6 +38,7 @@ from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
 from .resume import SweepState  # noqa: E402
 from .runner import HardwareUnavailable, get_runner  # noqa: E402
 from .verify import EXAMPLES, FormResult, could_not_run, sweep_form, verify_form  # noqa: E402
+from . import record as record_mod  # noqa: E402
 
 DEFAULT_VECTORS = 1_000_000
 #: vectors per form of the package's targeted families (ptxfp.vectors.targeted)
@@ -87,14 +88,15 @@ def _parser(prog):
                    help="comma-separated spellings or globs over the canonical spellings "
                         "of the arithmetic and cvt tables (e.g. 'fma.*.bf16*,add.rn.f16,cvt.*'); "
                         "'all' (default) or 'none'")
-    p.add_argument("--vectors", type=int, default=DEFAULT_VECTORS, metavar="N",
+    p.add_argument("--vectors", type=int, default=None, metavar="N",
                    help=f"random vectors per form, besides the special grid and the targeted "
-                        f"ones (default {DEFAULT_VECTORS:,})")
-    p.add_argument("--targeted", "--test-vectors", dest="targeted", type=int, default=TARGETED,
+                        f"ones (default {DEFAULT_VECTORS:,}; with --record 0)")
+    p.add_argument("--targeted", "--test-vectors", dest="targeted", type=int, default=None,
                    metavar="N",
                    help="vectors per form from ptxfp.vectors' targeted families (ties, "
                         "double rounding, cancellation, far exponents, subnormal and overflow "
-                        f"boundaries; default {TARGETED:,}; 0 to skip)")
+                        f"boundaries; default {TARGETED:,}; with --record "
+                        f"{record_mod.TARGETED:,} or fewer to fit --max-mb; 0 to skip)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exhaustive", action="store_true",
                    help="also sweep all 2^32 (a, b) pairs of every selected 16-bit binary form "
@@ -141,6 +143,27 @@ def _parser(prog):
                    help=f"architecture for --list/--emit-ptx (default: the GPU's, else "
                         f"{DEFAULT_SM})")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    g = p.add_argument_group(
+        "recording", "keep the GPU's answers (no model runs) and hold ptxfp to them later")
+    g.add_argument("--record", metavar="DIR",
+                   help="write the GPU's answers for every selected form it runs natively, "
+                        "and for the .approx forms its target accepts, into DIR "
+                        "(gpu_<family>.npz), then exit")
+    g.add_argument("--grid-cap", type=int, default=None, metavar="N",
+                   help=f"--record: special-grid vectors kept per form (sampled; default "
+                        f"{record_mod.GRID_CAP:,} or fewer to fit --max-mb)")
+    g.add_argument("--approx-f32", type=int, default=None, metavar="N",
+                   help="--record: inputs per .f32 .approx form (default 16,384 or fewer to "
+                        "fit --max-mb; the 16-bit ones get all 2^16)")
+    g.add_argument("--no-approx", action="store_true",
+                   help="--record: leave the .approx forms out")
+    g.add_argument("--max-mb", type=float, default=record_mod.MAX_BYTES / 1e6, metavar="MB",
+                   help=f"--record: refuse a run whose files could exceed MB megabytes "
+                        f"(default {record_mod.MAX_BYTES / 1e6:.0f})")
+    g.add_argument("--replay", metavar="DIR",
+                   help="compare ptxfp (the policy in force) with the answers recorded in DIR "
+                        "(--forms selects), no GPU needed; exit 0 when every one agrees, 1 "
+                        "when one differs")
     return p
 
 
@@ -728,8 +751,18 @@ def _emit(forms, sm, directory):
 def _check_counts(args):
     """Every count from the command line, checked before anything is allocated or started."""
     from ..vectors import MAX_N, check_count
-    check_count(args.vectors, "--vectors", MAX_VECTORS)
-    check_count(args.targeted, "--targeted", MAX_N)
+    if not args.record:
+        args.vectors = DEFAULT_VECTORS if args.vectors is None else args.vectors
+        args.targeted = TARGETED if args.targeted is None else args.targeted
+    check_count(args.vectors or 0, "--vectors", MAX_VECTORS)
+    check_count(args.targeted or 0, "--targeted", MAX_N)
+    for opt, v in (("--grid-cap", args.grid_cap), ("--approx-f32", args.approx_f32)):
+        if v is not None:
+            check_count(v, opt, MAX_N)
+    if not args.max_mb > 0:
+        raise UsageError("--max-mb takes a number of megabytes > 0")
+    if args.record and args.replay:
+        raise UsageError("--record and --replay: one at a time")
     check_count(args.examples, "--examples", MAX_EXAMPLES)
     if args.jobs is not None and not 1 <= args.jobs <= 256:
         raise UsageError("--jobs takes a count from 1 to 256")
@@ -739,6 +772,49 @@ def _check_counts(args):
         check_count(args.chunks_per_call, "--chunks-per-call", 1 << 30)
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget takes a number of seconds > 0")
+
+
+def _record(args, argv, forms, name):
+    """--record DIR: the GPU's answers into DIR; 0 when every form ran, 3 when some could not
+    (named), 2 (one line) when nothing can be written."""
+    runner = get_runner(args.backend, args.device, sm=args.sm)
+    try:
+        meta = record_mod.record(
+            runner, args.record, forms, command=" ".join([name] + argv),
+            grid_cap=args.grid_cap, targeted=args.targeted, random=args.vectors or 0,
+            f32_sample=args.approx_f32,
+            # the .approx forms are not in the tables --forms selects from: all or none
+            with_approx=not args.no_approx and args.forms.strip().lower() in ("all", "*"),
+            max_bytes=int(args.max_mb * 1e6),
+            say=(lambda *a: None) if args.quiet else print)
+    except OSError as exc:
+        raise UsageError(f"--record {args.record}: cannot write ({exc.strerror or exc})") \
+            from None
+    finally:
+        runner.close()
+    for s, why in list(meta["not_run"].items())[:20]:
+        print(f"  not recorded: {s}: {why}")
+    return EXIT_INCOMPLETE if meta["not_run"] else 0
+
+
+def _replay(directory, forms, name):
+    """--replay DIR: ptxfp against recorded answers; 0 agrees, 1 differs."""
+    results = record_mod.replay(directory, forms)
+    compared = [r for r in results if not r.note]
+    bad = [r for r in compared if r.mismatches]
+    for r in bad:
+        ex = r.examples[0]
+        print(f"  {r.spelling}: {r.mismatches:,} of {r.vectors:,} differ, e.g. "
+              + " ".join(f"{k}={v}" for k, v in ex.items()))
+    skipped = {}
+    for r in results:
+        if r.note:
+            skipped[r.note] = skipped.get(r.note, 0) + 1
+    print(f"{name}: replay {directory}: {len(compared)} forms, "
+          f"{sum(r.vectors for r in compared):,} vectors, "
+          f"{sum(r.mismatches for r in compared):,} mismatches in {len(bad)} form(s)"
+          + "".join(f"; {n} {why}" for why, n in skipped.items()))
+    return EXIT_DIFFERS if bad else EXIT_AGREES
 
 
 def _on_sigterm(signum, frame):
@@ -761,6 +837,10 @@ def main(argv=None, prog=None):
         if args.preflight:
             return preflight(args.backend, args.device, name)
         forms = select_forms(args.forms)
+        if args.replay:
+            return _replay(args.replay, forms if args.forms != "all" else None, name)
+        if args.record:
+            return _record(args, argv, forms, name)
         if args.list or args.emit_ptx:
             sm = args.sm or DEFAULT_SM
             if args.list:
