@@ -69,7 +69,7 @@ def accepted(sm):
     """The spellings ptxas 13.0 compiles for ``sm_<sm>`` (from approx_targets), in candidate
     order; a target tools/approx_probe.py did not ask about gives the spellings of the nearest
     lower target it did (none below sm_80)."""
-    from . import approx_targets as T
+    import ptxfp.hw.approx_targets as T
     asked = sorted(_sm(t) for t in T.TARGETS)
     lower = [s for s in asked if s <= sm]
     if not lower:

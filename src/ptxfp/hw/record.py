@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import PtxfpError
-from . import approx
+import ptxfp.hw.approx as approx
 from .forms import parse_form
 from .kernels import kernel_for
 from .vectors import random_vectors, vector_sets
@@ -244,7 +244,7 @@ def write_npz(directory, name, arrays):
 
 
 def _provenance():
-    from .command import _git_revision, _version, source_checksum
+    from .provenance import _git_revision, _version, source_checksum
     return {"ptxfp": _version(), "git": _git_revision(), "ptxfp_source": source_checksum()}
 
 
@@ -339,7 +339,7 @@ def record(runner, directory, forms, command="", grid_cap=None, targeted=None,
 
 
 def _approx_ptxas():
-    from . import approx_targets
+    import ptxfp.hw.approx_targets as approx_targets
     return approx_targets.PTXAS
 
 
