@@ -279,7 +279,7 @@ def test_record_bad_directories_and_sizes_are_one_line(tmp_path, capsys):
     assert "no such directory" in _one_line_error(capsys, "--record", str(tmp_path / "a" / "b"),
                                                   "--backend", "model")
     assert "--max-mb" in _one_line_error(capsys, "--record", str(tmp_path / "r"), "--backend",
-                                         "model", "--max-mb", "0.01", "--forms", "add.rn.f16")
+                                         "model", "--max-mb", "0.001", "--forms", "add.rn.f16")
     assert not (tmp_path / "r").exists() or not os.listdir(tmp_path / "r")
     assert "not a directory" in _one_line_error(capsys, "--replay", str(f))
     bad = tmp_path / "bad"
