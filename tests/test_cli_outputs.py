@@ -153,3 +153,81 @@ def test_output_dir(tmp_path):
 def test_stdout_dash(capsysbinary):
     write_text("-", "to stdout\n")
     assert capsysbinary.readouterr().out == b"to stdout\n"
+
+
+# --- the commands that write files -----------------------------------------------------------
+
+def _main(argv, capsys):
+    rc = cli.main(argv)
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_gen_into_a_fifo_and_a_symlink(tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    t = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    t.start()
+    rc, _, err = _main(["gen", "add.rn.f16", "-n", "5", "-o", str(fifo)], capsys)
+    t.join(30)
+    assert rc == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].startswith(b"# ptxfp") and got[0].count(b"\n") > 100
+    target = tmp_path / "t.txt"
+    target.write_text("")
+    link = tmp_path / "l.txt"
+    os.symlink(target, link)
+    rc, _, _ = _main(["gen", "add.rn.f16", "-n", "5", "-o", str(link)], capsys)
+    assert rc == 0 and os.path.islink(link) and target.read_bytes() == got[0]
+
+
+def test_gen_onto_dev_null(capsys):
+    rc, _, _ = _main(["gen", "add.rn.f16", "-n", "5", "-o", "/dev/null"], capsys)
+    assert rc == 0 and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.parametrize("where", ["missing", "folder", "proc"])
+def test_gen_bad_output_is_one_line(tmp_path, capsys, where):
+    path = {"missing": str(tmp_path / "no" / "x.txt"), "folder": str(tmp_path),
+            "proc": "/proc/version"}[where]
+    rc, out, err = _main(["gen", "add.rn.f16", "-n", "5", "-o", path], capsys)
+    assert rc == 2 and err.count("\n") == 1 and err.startswith("ptxfp: error: -o " + path)
+    assert "Traceback" not in err and not _leftovers(tmp_path)
+
+
+def test_gen_full_disk_is_one_line(tmp_path, capsys, monkeypatch):
+    import ptxfp.conformance.gen as gen
+    p = tmp_path / "v.txt"
+    p.write_text("old\n")
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(gen.textio, "format_lines", full)
+    rc, out, err = _main(["gen", "add.rn.f16", "-n", "5", "-o", str(p)], capsys)
+    assert rc == 2 and "no space left on device" in err and err.count("\n") == 1
+    assert p.read_text() == "old\n" and not _leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("where", ["file", "proc"])
+def test_sweep_checkpoint_bad_place(tmp_path, capsys, where):
+    f = tmp_path / "ck"
+    f.write_text("x")
+    path = str(f) if where == "file" else "/proc/ptxfp-ck"
+    rc, out, err = _main(["sweep", "add.rn.f16", "--impl", "numpy:add", "--random", "10",
+                          "--workers", "0", "-q", "--checkpoint", path], capsys)
+    assert rc == 2 and err.count("\n") == 1 and f"--checkpoint {path}" in err, err
+
+
+def test_hw_report_and_resume_go_through_outputs(tmp_path):
+    """verify --out/--json/--resume write through ptxfp.outputs (the hw harness's writer)."""
+    from ptxfp.hw.resume import write_atomic
+    with pytest.raises(OutputError, match="--out"):
+        write_atomic(str(tmp_path / "no" / "r.md"), "x", "--out")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    t = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    t.start()
+    write_atomic(str(fifo), "report\n", "--out")
+    t.join(10)
+    assert got == [b"report\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
