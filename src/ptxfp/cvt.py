@@ -220,18 +220,22 @@ def convert(spelling: str | Instruction, *operands: Operand,
 
 def _kernel_args(ins: Instruction, pol: policy.Policy) -> tuple[str, tuple[Any, ...]]:
     """The kernel ('narrow' or 'widen') of a cvt form and its constant arguments."""
+    sp = str(ins)                        # the canonical spelling: per-form policy entries
     if ins.narrowing:
         f = lane_of(ins.dtype)
+        ftz = ins.ftz and pol.value("cvt_ftz_input", sp) == policy.CVT_FTZ_FLUSH
         return "narrow", (ins.lanes, f.precision, f.emin, f.emax, f.width, f.one,
-                          MODES[ins.rounding or "rn"], ins.ftz, ins.sat, ins.relu,
-                          ins.satfinite, pol.sat_minus_zero_to_plus,
-                          pol.relu_minus_zero_to_plus, pol.canonical_nan(ins.dtype))
+                          MODES[ins.rounding or "rn"], ftz, ins.sat, ins.relu,
+                          ins.satfinite, pol.value("sat_minus_zero_to_plus", sp),
+                          pol.value("relu_minus_zero_to_plus", sp),
+                          pol.canonical_nan(ins.dtype, sp))
     f = lane_of(ins.atype)
     # .ftz touches only f32 subnormal results: bf16 subnormals; every f16 is an f32
     # normal (or zero), so cvt.ftz.f32.f16 equals cvt.f32.f16.
     return "widen", (f.exp_bits, f.man_bits, ins.ftz and f is BF16, ins.sat,
-                     pol.sat_minus_zero_to_plus, policy.WIDEN_NAN.index(pol.widen_nan),
-                     pol.canonical_nan_f32)
+                     pol.value("sat_minus_zero_to_plus", sp),
+                     policy.WIDEN_NAN.index(pol.value("widen_nan", sp)),
+                     pol.canonical_nan("f32", sp))
 
 
 def core(ins: Instruction) -> Any:

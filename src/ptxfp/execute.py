@@ -13,9 +13,10 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import f32, kernels, minmax, policy, types
+from . import cvt, f32, kernels, minmax, policy, types
 from .errors import SpellingError
 from .formats import FORMATS, F32
+from .isa.arith import undocumented_bf16_fma
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
                        deliver, read_operand, unalias)
 from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
@@ -29,18 +30,57 @@ _TININESS = {policy.TININESS_AFTER: TINY_AFTER, policy.TININESS_BEFORE: TINY_BEF
              policy.TININESS_AFTER_IEEE: TINY_UNBOUNDED}
 
 
+def _as_compiled(ins: Instruction, pol: policy.Policy, sp: str) -> bool:
+    """Is ``ins`` an undocumented bf16 fma spelling (isa.arith.undocumented_bf16_fma) that the
+    policy computes as ptxas 13.0 compiles it?"""
+    return (undocumented_bf16_fma(ins.opcode, ins.rounding, ins.types)
+            and pol.value("bf16_fma_directed", sp) == policy.BF16_FMA_AS_COMPILED)
+
+
 def kernel_spec(ins: Instruction, pol: policy.Policy) -> Any:
-    """The kernels' Spec of an arithmetic instruction under a policy."""
+    """The kernels' Spec of an arithmetic instruction under a policy.  For the scalar
+    undocumented bf16 fma spellings computed as compiled, that of the spelling (the form
+    itself runs as a composition of other forms: ``_Form.kernel``)."""
     lane = FORMATS[ins.lane_format]
     res = FORMATS[ins.result_format]
+    sp = str(ins)                        # the canonical spelling: per-form policy entries
+    mode = MODES[ins.rounding or "rn"]
+    if ins.lanes == 2 and _as_compiled(ins, pol, sp):
+        mode = MODES["rn"]               # fma.{rz,rm,rp}...bf16x2: ptxas emits fma.rn...bf16x2
     return kernels.Spec(
         op=kernels.OPCODES[ins.opcode], lane_fmt=lane.code,
         c_fmt=F32.code if ins.mixed else lane.code, res_fmt=res.code, lanes=ins.lanes,
-        mode=MODES[ins.rounding or "rn"], ftz=ins.ftz, sat=ins.sat, relu=ins.relu, oob=ins.oob,
-        tininess=_TININESS[pol.ftz_tininess],
-        sat_mz=pol.sat_minus_zero_to_plus, relu_mz=pol.relu_minus_zero_to_plus,
-        oob_sign=pol.oob_ignores_sign, oob_c=pol.oob_tests_c,
-        nan_bits=pol.canonical_nan(ins.result_format))
+        mode=mode, ftz=ins.ftz, sat=ins.sat, relu=ins.relu, oob=ins.oob,
+        tininess=_TININESS[pol.value("ftz_tininess", sp)],
+        sat_mz=pol.value("sat_minus_zero_to_plus", sp),
+        relu_mz=pol.value("relu_minus_zero_to_plus", sp),
+        oob_sign=pol.value("oob_ignores_sign", sp), oob_c=pol.value("oob_tests_c", sp),
+        nan_bits=pol.canonical_nan(ins.result_format, sp))
+
+
+def _f16_composition(ins: Instruction) -> Any:
+    """``fn(a, b, c, out, n)``: the scalar ``fma.<mode>{.oob}{.relu}.bf16`` as ptxas 13.0
+    compiles it (docs/ptxas-findings.md; SASS HADD2.F32, FFMA.<mode>, F2FP.F16.F32.PACK_AB):
+    ``cvt.rn.f16.f32(fma.<mode>.f32(cvt.f32.f16(a), cvt.f32.f16(b), cvt.f32.f16(c)))``, each
+    step the form of that spelling (its kernel, under the policy in force)."""
+    widen = cvt.core(parse("cvt.f32.f16"))
+    fma = core(parse(f"fma.{ins.rounding}.f32"))
+    narrow = cvt.core(parse("cvt.rn.f16.f32"))
+
+    def run(a: NDArray[Any], b: NDArray[Any], c: NDArray[Any], out: NDArray[Any],
+            n: int) -> None:
+        wide = [widen([x[:n]], n) for x in (a, b, c)]
+        out[:n] = narrow([fma(wide, n)], n)
+    return run
+
+
+def _launch(spec: Any, kernel: Any, a: NDArray[Any], b: NDArray[Any], c: NDArray[Any],
+            out: NDArray[Any], n: int) -> None:
+    """Run a form's kernel (``spec`` None: a composition, ``_f16_composition``)."""
+    if spec is None:
+        kernel(a, b, c, out, n)
+    else:
+        kernels.run_with(kernel, spec, a, b, c, out, n)
 
 
 class _Form:
@@ -70,9 +110,13 @@ class _Form:
         pol = policy.current()
         st = self.state
         if st is None or st[0] is not pol:
-            spec = kernel_spec(self.ins, pol)
-            kern = f32.kernel_for(spec) if f32.handles(spec) else kernels.kernel_for(spec)
-            st = self.state = (pol, spec, kern)
+            ins = self.ins
+            if ins.lanes == 1 and _as_compiled(ins, pol, str(ins)):
+                st = self.state = (pol, None, _f16_composition(ins))
+            else:
+                spec = kernel_spec(ins, pol)
+                kern = f32.kernel_for(spec) if f32.handles(spec) else kernels.kernel_for(spec)
+                st = self.state = (pol, spec, kern)
         return st[1], st[2]
 
     def run(self, ops: list[NDArray[Any]] | tuple[NDArray[Any], ...], n: int
@@ -84,7 +128,7 @@ class _Form:
         if n:
             o = self.order
             spec, kernel = self.kernel()
-            kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], dst, n)
+            _launch(spec, kernel, ops[o[0]], ops[o[1]], ops[o[2]], dst, n)
         return dst
 
     def buffers(self) -> tuple[list[NDArray[Any]], NDArray[Any]]:
@@ -195,7 +239,7 @@ def execute(spelling: str | Instruction, *operands: Operand,
         for buf, x in zip(ops, operands):
             buf[0] = x
         o = form.order
-        kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
+        _launch(spec, kernel, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
         return int(res[0])
     arrays = []
     typed = False
@@ -214,7 +258,7 @@ def execute(spelling: str | Instruction, *operands: Operand,
         srcs = unalias(srcs, dst)
     if n:
         spec, kernel = form.kernel()
-        kernels.run_with(kernel, spec, srcs[0], srcs[1], srcs[2], dst, n)
+        _launch(spec, kernel, srcs[0], srcs[1], srcs[2], dst, n)
     return deliver(dst, shape, out, scalar, ins.dtype if typed else None)
 
 

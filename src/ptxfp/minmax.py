@@ -110,9 +110,10 @@ def kernel_for(key: tuple[Any, ...]) -> Any:
 
 def _key_of(ins: Instruction, pol: policy.Policy) -> tuple[Any, ...]:
     lane_fmt = ins.lane_format
+    sp = str(ins)                        # the canonical spelling: per-form policy entries
     return (OPS[ins.opcode], _EXP_MASK[lane_fmt], ins.ftz, "NaN" in ins.modifiers,
-            "xorsign" in ins.modifiers, pol.canonical_nan(lane_fmt),
-            pol.negabs_nan == policy.NEGABS_CANONICAL)
+            "xorsign" in ins.modifiers, pol.canonical_nan(lane_fmt, sp),
+            pol.value("negabs_nan", sp) == policy.NEGABS_CANONICAL)
 
 
 def _parse(spelling: str | Instruction) -> Instruction:

@@ -10,13 +10,25 @@ The canonical NaN is one field per result format (``canonical_nan_f16``, ``canon
 (``Policy.canonical_nan(fmt)``).  The older names stay accepted as shorthands:
 ``using(canonical_nan16=x)`` sets both 16-bit fields, ``using(canonical_nan32=x)`` the f32 one,
 and reading ``canonical_nan16`` / ``canonical_nan32`` gives the value while it is unambiguous.
+
+Per form.  Where the hardware answers one question differently for different forms, the policy
+says so per form: ``per_form`` is a table of ``(glob, field, value)`` entries, ``glob`` an
+``fnmatch`` pattern (case-sensitive) over the form's canonical spelling (``str(ptxfp.parse(s))``:
+the modifiers in the manual's order, e.g. ``"cvt.rn.ftz.f32.bf16"``, ``"mul.rn.ftz.f16"``).  ``Policy.value(field, spelling)`` is the value in force for one
+form: the value of the first entry whose field is ``field`` and whose glob matches, else the
+field's global value.  Every reader that decides a question for a form reads it this way (the
+kernels pick their constants when a form's kernel is built, so a policy object fixes them).
+``using(widen_nan="payload")`` sets the field for every form: it drops the table's entries of
+that field; ``using(per_form=...)`` replaces the whole table.  Entry values are checked as the
+fields' are.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from fnmatch import fnmatchcase
 from typing import Any, Iterator
 
 #: .ftz tininess, the three readings (docs/semantics.md, "Policies"): a result is tiny when ...
@@ -67,11 +79,66 @@ NEGABS_CANONICAL = "canonical"
 NEGABS_SIGN = "sign"
 NEGABS_NAN = (NEGABS_CANONICAL, NEGABS_SIGN)
 
+#: .ftz on a narrowing cvt from .f32 (docs/semantics.md, "Policies"): the manual's reading, a
+#: subnormal f32 input is flushed to a zero of its sign ...
+CVT_FTZ_FLUSH = "flush"
+#: ... or the .ftz changes nothing (the form computes as its spelling without .ftz): what the
+#: H100 does on cvt.{rn,rz,rm,rp}.ftz{.sat}.f16.f32 (0x80000001 .rm -> 0x8001)
+CVT_FTZ_IGNORED = "ignored"
+CVT_FTZ = (CVT_FTZ_FLUSH, CVT_FTZ_IGNORED)
+
+#: fma.{rz,rm,rp}{.oob}{.relu}.bf16 and .bf16x2, spellings the manual does not have (half fma
+#: is .rn only) that ptxas 13.0 accepts (docs/ptxas-findings.md): what ptxas compiles them to
+#: (scalar: the bits read as f16, fma.<mode>.f32 of the three, cvt.rn.f16.f32, .relu/.oob
+#: dropped; packed: fma.rn{.oob}{.relu}.bf16x2) ...
+BF16_FMA_AS_COMPILED = "as_compiled"
+#: ... or what the spelling says (one rounding of the exact a*b+c into bf16 in the named mode).
+BF16_FMA_AS_SPELLED = "as_spelled"
+BF16_FMA_DIRECTED = (BF16_FMA_AS_COMPILED, BF16_FMA_AS_SPELLED)
+
 #: the canonical-NaN field of each result format
 NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32",
               "e4m3": "canonical_nan_e4m3", "e5m2": "canonical_nan_e5m2",
               "ue8m0": "canonical_nan_ue8m0", "e2m3": "nan_to_e2m3", "e3m2": "nan_to_e3m2",
               "e2m1": "nan_to_e2m1"}
+
+#: field -> its allowed values (the fields with a closed set of readings)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ftz_tininess": TININESS, "rs_x4_bits": RS_X4_BITS, "widen_nan": WIDEN_NAN,
+    "negabs_nan": NEGABS_NAN, "cvt_ftz_input": CVT_FTZ, "bf16_fma_directed": BF16_FMA_DIRECTED}
+
+#: The measured per-form entries of the default policy (an H100, sm_90, driver 580.159.04, CUDA
+#: 13.0: tests/data/gpu/h100-2026-11-27/).  First match wins.
+DEFAULT_PER_FORM: tuple[tuple[str, str, Any], ...] = (
+    # cvt.f32.bf16 without .ftz is a shift (SASS SHF.L.U32): the NaN's bits << 16
+    ("cvt.f32.bf16", "widen_nan", WIDEN_PAYLOAD),
+    ("cvt.r[nzmp].f32.bf16", "widen_nan", WIDEN_PAYLOAD),
+    # cvt.*.ftz{.sat}.f16.f32: the answers equal the form's without .ftz (F2F.F16.F32.RM, no FTZ)
+    ("cvt.r[nzmp].ftz.f16.f32", "cvt_ftz_input", CVT_FTZ_IGNORED),
+    ("cvt.r[nzmp].ftz.sat.f16.f32", "cvt_ftz_input", CVT_FTZ_IGNORED),
+)
+
+
+def _check_value(name: str, value: Any) -> None:
+    choices = CHOICES.get(name)
+    if choices is not None and value not in choices:
+        raise ValueError(f"{name} must be one of " + ", ".join(map(repr, choices)))
+
+
+def _check_table(table: Any) -> None:
+    names = {f.name for f in fields(Policy)} - {"per_form"}
+    if not isinstance(table, tuple):
+        raise ValueError("per_form must be a tuple of (glob, field, value) entries")
+    for entry in table:
+        if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
+                and isinstance(entry[1], str)):
+            raise ValueError(f"per_form entry {entry!r} is not a (glob, field, value) tuple")
+        if entry[1] not in names:
+            raise ValueError(f"per_form entry {entry!r}: {entry[1]!r} is not a policy field")
+        try:
+            _check_value(entry[1], entry[2])
+        except ValueError as exc:
+            raise ValueError(f"per_form entry {entry!r}: {exc}") from None
 #: old names accepted by ``using``/``changed``: shorthand -> the fields it sets
 SHORTHANDS = {"canonical_nan16": ("canonical_nan_f16", "canonical_nan_bf16"),
               "canonical_nan32": ("canonical_nan_f32",)}
@@ -92,7 +159,7 @@ class Policy:
     #: smallest normal (between the two: the f16 product 2**-14 - 2**-25 = 0x3BFF * 0x0400
     #: rounds to 2**-14 in the format, so it is kept after rounding, but stays below 2**-14
     #: at 11 bits unbounded, so IEEE flushes it).
-    ftz_tininess: str = TININESS_AFTER
+    ftz_tininess: str = TININESS_AFTER_IEEE
     #: .sat: does a -0.0 result become +0.0?
     sat_minus_zero_to_plus: bool = True
     #: .relu: does a -0.0 result become +0.0?
@@ -124,21 +191,42 @@ class Policy:
     #: neg/abs of a NaN (NEGABS_NAN above): NEGABS_CANONICAL gives canonical_nan_f16/_bf16,
     #: NEGABS_SIGN changes only the sign bit (payload kept).
     negabs_nan: str = NEGABS_CANONICAL
+    #: .ftz of a narrowing cvt from .f32 (CVT_FTZ above): CVT_FTZ_FLUSH flushes a subnormal
+    #: f32 input to a zero of its sign (the manual); CVT_FTZ_IGNORED computes the form as if
+    #: it had no .ftz (the H100 on cvt.*.ftz{.sat}.f16.f32, a per-form entry by default).
+    cvt_ftz_input: str = CVT_FTZ_FLUSH
+    #: fma.{rz,rm,rp}{.oob}{.relu}.bf16/.bf16x2 (BF16_FMA_DIRECTED above): what ptxas 13.0
+    #: compiles them to (BF16_FMA_AS_COMPILED) or the rounding their spelling names.
+    bf16_fma_directed: str = BF16_FMA_AS_COMPILED
+    #: Per-form values, (glob over the canonical spelling, field, value), first match wins
+    #: (``value``; module docstring).  The default is the H100's (DEFAULT_PER_FORM).
+    per_form: tuple[tuple[str, str, Any], ...] = DEFAULT_PER_FORM
 
     def __post_init__(self) -> None:
-        if self.ftz_tininess not in TININESS:
-            raise ValueError("ftz_tininess must be one of " + ", ".join(map(repr, TININESS)))
-        if self.rs_x4_bits not in RS_X4_BITS:
-            raise ValueError("rs_x4_bits must be one of " + ", ".join(map(repr, RS_X4_BITS)))
-        if self.widen_nan not in WIDEN_NAN:
-            raise ValueError("widen_nan must be one of " + ", ".join(map(repr, WIDEN_NAN)))
-        if self.negabs_nan not in NEGABS_NAN:
-            raise ValueError("negabs_nan must be one of " + ", ".join(map(repr, NEGABS_NAN)))
+        for name in CHOICES:
+            _check_value(name, getattr(self, name))
+        _check_table(self.per_form)
 
-    def canonical_nan(self, fmt: str) -> int:
+    def value(self, field: str, spelling: str) -> Any:
+        """The value of ``field`` in force for the form whose canonical spelling is
+        ``spelling``: the first ``per_form`` entry of that field whose glob matches it, else
+        the field's global value.
+
+            >>> p = Policy(per_form=(("cvt.f32.bf16", "widen_nan", "payload"),))
+            >>> p.value("widen_nan", "cvt.f32.bf16"), p.value("widen_nan", "cvt.f32.f16")
+            ('payload', 'canonical')
+        """
+        for glob, name, v in self.per_form:
+            if name == field and fnmatchcase(spelling, glob):
+                return v
+        return getattr(self, field)
+
+    def canonical_nan(self, fmt: str, spelling: str | None = None) -> int:
         """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed
-        names 'f16x2'/'bf16x2' give their lanes')."""
-        nan: int = getattr(self, NAN_FIELDS[fmt.removesuffix("x2").removesuffix("x4")])
+        names 'f16x2'/'bf16x2' give their lanes'); with ``spelling``, the one in force for
+        that form (``value``)."""
+        name = NAN_FIELDS[fmt.removesuffix("x2").removesuffix("x4")]
+        nan: int = getattr(self, name) if spelling is None else self.value(name, spelling)
         return nan
 
     @property
@@ -178,12 +266,21 @@ def __getattr__(name: str) -> Policy:
 
 def changed(pol: Policy, **changes: Any) -> Policy:
     """``pol`` with some fields changed; the shorthands of SHORTHANDS set all their fields
-    (a field named explicitly wins over a shorthand)."""
+    (a field named explicitly wins over a shorthand).  A field set here is set for every form:
+    its ``per_form`` entries are dropped, unless ``per_form`` is given too (then that table is
+    taken as it is)."""
     expanded: dict[str, Any] = {}
     for k, v in changes.items():
         for f in SHORTHANDS.get(k, ()):
             expanded[f] = v
     expanded.update({k: v for k, v in changes.items() if k not in SHORTHANDS})
+    if "per_form" not in expanded:
+        table = tuple(e for e in pol.per_form if e[1] not in expanded)
+        if len(table) != len(pol.per_form):
+            expanded["per_form"] = table
+    elif isinstance(expanded["per_form"], list):
+        expanded["per_form"] = tuple(tuple(e) if isinstance(e, list) else e
+                                     for e in expanded["per_form"])
     return replace(pol, **expanded)
 
 

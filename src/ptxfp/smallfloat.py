@@ -276,7 +276,7 @@ def _rs_lanes(ins: Instruction, pol: policy.Policy) -> tuple[NDArray[np.int64], 
     if d == "e2m1x4":
         # manual: the upper 8 bits of both halves for a, b; the lower 8 bits for e, f
         return np.array([24, 8, 16, 0], np.int64), 8
-    if pol.rs_x4_bits == policy.RS_X4_SHARED:
+    if pol.value("rs_x4_bits", str(ins)) == policy.RS_X4_SHARED:
         # the upper 16 bits for a and for b, the lower 16 for e and for f
         return np.array([16, 16, 0, 0], np.int64), 16
     return np.array([24, 16, 8, 0], np.int64), 8           # RS_X4_BYTES
@@ -322,8 +322,8 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
             hi, lo = _widen_tables((st.container, f.exp_bits, f.man_bits, f.bias, nan_kind,
                                   bool(f.has_inf), int(f.signed), dfmt.precision, dfmt.emin,
                                   dfmt.emax, dfmt.width, bool(ins.relu),
-                                  bool(pol.relu_minus_zero_to_plus),
-                                  pol.canonical_nan(dfmt.name)))
+                                  bool(pol.value("relu_minus_zero_to_plus", str(ins))),
+                                  pol.canonical_nan(dfmt.name, str(ins))))
             a = flat[0]
             split(lambda i, j: _lookup(a, hi, lo, res, i, j), size)
         else:
@@ -348,7 +348,7 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
                               maxf, dfmt.width, ue8m0, dt.container, mode, rs_k), _build_narrow)
             rb = np.asarray(rbits, np.uint32)
             tail = (rs_shift, bool(ins.satfinite), bool(ins.relu),
-                    bool(pol.relu_minus_zero_to_plus), pol.canonical_nan(dfmt.name))
+                    bool(pol.value("relu_minus_zero_to_plus", str(ins))), pol.canonical_nan(dfmt.name, str(ins)))
             split(lambda i, j: narrow(srcs[0], srcs[1], srcs[2], srcs[3], rb, res, i, j, *tail),
                   size)
     return deliver(res, shape, given, scalar, ins.dtype if any_typed else None, _typed_result)

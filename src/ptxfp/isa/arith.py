@@ -106,3 +106,27 @@ ROWS: tuple[Row, ...] = tuple(
     + _rows(("fma",), [("f32x2", "f32x2")], ROUNDINGS, True, {"ftz"}, (), (8, 6), 100,
             SECTION_F32, "{op}.f32x2")
 )
+
+
+#: the rule name of the warning on the undocumented bf16 fma spellings (ptxfp.check, eval)
+UNDOCUMENTED_BF16_FMA = "undocumented-bf16-fma"
+
+
+def undocumented_bf16_fma(opcode: str, rounding: str | None, types: tuple[str, ...]) -> bool:
+    """Is this ``fma.{rz,rm,rp}{.oob}{.relu}.bf16`` or ``.bf16x2``?  The manual gives half fma
+    the rounding .rn only (9.7.4.4); ptxas 13.0 accepts the other three on bf16 without a word
+    and compiles them into other arithmetic (docs/ptxas-findings.md): the scalar form in f16
+    (``cvt.rn.f16.f32(fma.<mode>.f32(f16 a, f16 b, f16 c))``, .relu and .oob dropped), the
+    packed form as ``fma.rn{.oob}{.relu}.bf16x2``.  policy.bf16_fma_directed picks which
+    ptxfp computes."""
+    return opcode == "fma" and types in (("bf16",), ("bf16x2",)) and rounding in ("rz", "rm", "rp")
+
+
+def undocumented_bf16_fma_message(spelling: str, packed: bool) -> str:
+    """The one-line warning text of an undocumented bf16 fma spelling."""
+    how = ("as fma.rn on .bf16x2 (the rounding mode is dropped)" if packed else
+           "as f16 arithmetic (the bits read as .f16, fma in .f32 under the mode, cvt.rn.f16.f32; "
+           ".relu/.oob dropped)")
+    return (f"'{spelling}' is not in the PTX ISA (half-precision fma takes .rn only); ptxas 13.0 "
+            f"compiles it {how}, so its result is not the rounding its name promises")
+
