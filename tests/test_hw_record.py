@@ -262,22 +262,34 @@ def _one_line_error(capsys, *argv):
     return err
 
 
-def test_record_refuses_a_fifo_and_writes_nothing(tmp_path, capsys):
+def test_record_writes_into_a_fifo_and_never_replaces_it(tmp_path, capsys):
+    import threading
     fifo = tmp_path / "gpu_addsubmul.npz"
     os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    assert _main("--record", str(tmp_path), "--backend", "model", "--forms", "add.rn.f16",
+                 "--quiet") == 0
+    reader.join(60)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == [fifo.name]
+    import io
+    with np.load(io.BytesIO(got[0])) as z:
+        assert z["add.rn.f16/d"].size == json.loads(str(z["meta"]))["counts"]["add.rn.f16"]
+
+
+def test_record_refuses_a_folder_where_a_file_goes_before_running(tmp_path, capsys):
+    (tmp_path / "gpu_fma.npz").mkdir()
     err = _one_line_error(capsys, "--record", str(tmp_path), "--backend", "model", "--forms",
                           "add.rn.f16")
-    assert "not a regular file" in err
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == [fifo.name]
+    assert "gpu_fma.npz" in err and "folder" in err
+    assert sorted(os.listdir(tmp_path)) == ["gpu_fma.npz"]
 
 
 def test_record_bad_directories_and_sizes_are_one_line(tmp_path, capsys):
     f = tmp_path / "file"
     f.write_text("x")
-    assert "not a directory" in _one_line_error(capsys, "--record", str(f), "--backend",
-                                                "model")
-    assert "no such directory" in _one_line_error(capsys, "--record", str(tmp_path / "a" / "b"),
-                                                  "--backend", "model")
+    assert "not a folder" in _one_line_error(capsys, "--record", str(f), "--backend", "model")
     assert "--max-mb" in _one_line_error(capsys, "--record", str(tmp_path / "r"), "--backend",
                                          "model", "--max-mb", "0.001", "--forms", "add.rn.f16")
     assert not (tmp_path / "r").exists() or not os.listdir(tmp_path / "r")
@@ -288,8 +300,8 @@ def test_record_bad_directories_and_sizes_are_one_line(tmp_path, capsys):
     assert "not a recording" in _one_line_error(capsys, "--replay", str(bad))
 
 
-def test_a_failed_write_leaves_the_old_file_and_no_debris(tmp_path, monkeypatch):
-    old = tmp_path / "gpu_fma.npz"
+def test_a_failed_write_leaves_the_old_file_and_no_debris(tmp_path, monkeypatch, capsys):
+    old = tmp_path / "gpu_addsubmul.npz"
     old.write_bytes(b"the previous recording")
 
     def boom(f, **arrays):
@@ -297,23 +309,18 @@ def test_a_failed_write_leaves_the_old_file_and_no_debris(tmp_path, monkeypatch)
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(np, "savez_compressed", boom)
-    with pytest.raises(OSError):
-        R.write_npz(tmp_path, "gpu_fma.npz", {"x": np.zeros(3)})
+    err = _one_line_error(capsys, "--record", str(tmp_path), "--backend", "model", "--forms",
+                          "add.rn.f16")
+    assert "no space left on device" in err and "gpu_addsubmul.npz" in err
     assert old.read_bytes() == b"the previous recording"
+    assert sorted(os.listdir(tmp_path)) == ["gpu_addsubmul.npz"]
+
+
+def test_a_new_recording_replaces_the_old_file_whole(tmp_path):
+    R.write_npz(tmp_path, "gpu_fma.npz", {"x": np.arange(4)})
+    R.write_npz(tmp_path, "gpu_fma.npz", {"y": np.arange(2)})
+    with np.load(tmp_path / "gpu_fma.npz") as z:
+        assert z.files == ["y"]
     assert sorted(os.listdir(tmp_path)) == ["gpu_fma.npz"]
-
-
-def test_a_symlink_in_dir_is_replaced_not_followed(tmp_path):
-    outside = tmp_path / "outside.npz"
-    outside.write_bytes(b"keep me")
-    d = tmp_path / "rec"
-    d.mkdir()
-    (d / "gpu_fma.npz").symlink_to(outside)
-    R.check_directory(d)
-    R.write_npz(d, "gpu_fma.npz", {"x": np.arange(4)})
-    assert outside.read_bytes() == b"keep me"
-    assert not (d / "gpu_fma.npz").is_symlink()
-    with np.load(d / "gpu_fma.npz") as z:
-        assert list(z["x"]) == [0, 1, 2, 3]
-    mode = stat.S_IMODE(os.stat(d / "gpu_fma.npz").st_mode)
+    mode = stat.S_IMODE(os.stat(tmp_path / "gpu_fma.npz").st_mode)
     assert mode & 0o044            # readable by others as a plain file would be (umask 022)

@@ -17,9 +17,10 @@ Files (the layout of ../shared/gpu/h100-2026-11-27), one compressed ``.npz`` per
 (the result bits); ``'meta'`` is a JSON string: the GPU, sm, driver, CUDA, backend, ptxfp's
 version and source hash, the date, the counts, the command.
 
-Every file lands in DIR only and whole: written to a temporary file in DIR, flushed to disk and
-renamed over the old one; a path there that is not a regular file (a FIFO, a device, a
-directory) is refused before anything runs.  The size of the files is bounded before anything
+Every file is written through ``ptxfp.outputs`` (the project's rules for output files): a
+regular file whole or not at all (a temporary file beside it, flushed to disk, renamed over the
+old one), a FIFO or a device written to and never replaced; a folder where a file goes, or a DIR
+that cannot be made or written, is refused (one line, exit status 2) before anything runs.  The size of the files is bounded before anything
 runs (``estimate``: the inputs compressed as they will be, the results at full size): a run
 whose bound exceeds ``max_bytes`` (16 MB by default) is refused.
 """
@@ -29,8 +30,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import stat
-import tempfile
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -181,62 +180,28 @@ def file_name(fam):
 
 
 def check_directory(directory, families=FAMILY_FILES):
-    """Refuse (RecordError, one line) a DIR that cannot take the files: not a directory, not
-    writable, or holding a non-regular file (FIFO, device, directory) where a file goes.  A
-    missing DIR is created (its parent must exist)."""
-    d = os.fspath(directory)
-    if os.path.lexists(d) and not os.path.isdir(d):
-        raise RecordError(f"--record {d}: not a directory")
-    if not os.path.isdir(d):
-        parent = os.path.dirname(os.path.abspath(d))
-        if not os.path.isdir(parent):
-            raise RecordError(f"--record {d}: no such directory {parent}")
-        try:
-            os.mkdir(d)
-        except OSError as exc:
-            raise RecordError(f"--record {d}: cannot create it ({exc.strerror})") from None
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise RecordError(f"--record {d}: not writable")
+    """Make DIR (and its missing parents) or check it is a folder this process can write in,
+    and refuse a folder where a file of ours goes: an OutputError (one line) before anything
+    runs.  What is there otherwise is ptxfp.outputs' business: a regular file is replaced
+    whole, a FIFO or a device is written to (never replaced), a symbolic link is followed."""
+    from ..outputs import output_dir, output_error
+    d = output_dir(directory, "--record")
     for fam in families:
         path = os.path.join(d, file_name(fam))
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            continue
-        if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            raise RecordError(f"--record {d}: {file_name(fam)} exists and is not a regular "
-                              "file: not replaced")
+        if os.path.isdir(path):
+            raise output_error(path, "is a folder (a file of the recording goes there)",
+                               "--record")
+    return d
 
 
 def write_npz(directory, name, arrays):
-    """Write ``arrays`` as compressed ``directory/name``, whole or not at all: a temporary file
-    in ``directory`` (created exclusively), flushed to disk, renamed over ``name`` (a symbolic
-    link there is replaced, not followed).  Returns the path."""
+    """Write ``arrays`` as compressed ``directory/name`` through ``ptxfp.outputs``: whole or
+    not at all (a temporary file beside it, flushed, renamed over it); a FIFO or a device there
+    is written to, not replaced.  Returns the path."""
+    from ..outputs import open_output
     path = os.path.join(directory, name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)          # as open() would create it (mkstemp: 0600)
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:                                   # the rename itself on disk
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    with open_output(path, "--record") as f:
+        np.savez_compressed(f, **arrays)
     return path
 
 
