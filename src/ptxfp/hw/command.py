@@ -31,7 +31,9 @@ _IMPORTED = time.time()
 from .. import policy, vectors as package_vectors  # noqa: E402
 from ..errors import PtxfpError  # noqa: E402
 from .forms import all_spellings, parse_form as parse  # noqa: E402
-from .probes import POLICY_FIELDS, informative, not_run, policy_answers, probes, run_probe  # noqa: E402,E501
+from .probes import (POLICY_FIELDS, informative, not_run, policy_answers, probes,  # noqa: E402
+                     run_probe, suggested_policy)
+from .defects import toolchain_defect  # noqa: E402
 import ptxfp.hw.report as report  # noqa: E402  (a module: tests spy on report.write)
 from .vectors import exhaustive_eligible  # noqa: E402
 from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
@@ -310,7 +312,8 @@ class Run:
                   for s, r in self.sweeps.items()]
         probe_results = [r for r in self.probes.values() if r is not None]
         pending = [n for n, r in self.probes.items() if r is None]
-        native = [r for r in probe_results if r.mode != "decomposed"]
+        native = [r for r in probe_results if r.mode != "decomposed" and not r.defect]
+        defect_probes = [r for r in probe_results if r.mode != "decomposed" and r.defect]
         decomposed = [r for r in probe_results if r.mode == "decomposed"]
         if self._answers[0] != len(probe_results):        # cached: probes only get added
             self._answers = (len(probe_results), policy_answers(probe_results))
@@ -334,8 +337,7 @@ class Run:
         mism = sum(r["mismatches"] for r in forms)
         sweep_mism = sum(r["mismatches"] for r in sweeps)
         disagree = [r.name for r in native if r.agrees is False and not r.error]
-        contradicted = [a["field"] for a in answers if a["status"].startswith("contradicted")
-                        or a["status"] == "differs by form"]
+        contradicted = [a["field"] for a in answers if a["contradicting"]]
         differs = bool(mism or sweep_mism or disagree or contradicted)
         if differs:
             verdict = "differs"
@@ -371,7 +373,8 @@ class Run:
                      "seed": opts["seed"], "exhaustive": bool(self.sweep_forms),
                      "budget_s": opts.get("budget"), "chunk": opts.get("chunk"),
                      "resume": opts.get("resume"),
-                     "policy": {f: getattr(policy.current(), f) for f in POLICY_FIELDS},
+                     "policy": {**{f: getattr(policy.current(), f) for f in POLICY_FIELDS},
+                                "per_form": [list(e) for e in policy.current().per_form]},
                      "elapsed_s": time.time() - self.t0,
                      "partial": not self.final, "interrupted": self.interrupted,
                      "progress": f"{done_items} of {total} items done"},
@@ -389,6 +392,9 @@ class Run:
                 "probes_disagree": len(disagree),
                 "probe_errors": sum(1 for r in probe_results if r.error),
                 "decomposed_probes": len(decomposed),
+                "defect_probes": len(defect_probes),
+                "defect_forms": [r["spelling"] for r in forms if toolchain_defect(r["spelling"])],
+                "suggested_policy": suggested_policy(answers),
                 "decomposed_probes_disagree": sum(1 for r in decomposed
                                                   if r.agrees is False and not r.error),
                 "contradicted": contradicted,
@@ -399,6 +405,7 @@ class Run:
             "forms": forms, "exhaustive": sweeps,
             "probes": [self._probe_dict(r) for r in native],
             "decomposed_probes": [self._probe_dict(r) for r in decomposed],
+            "defect_probes": [self._probe_dict(r) for r in defect_probes],
             "policies": answers,
         }
 
@@ -867,6 +874,11 @@ def main(argv=None, prog=None):
         print(f"  ... and {len(s['incomplete']) - 20} more (see the report)")
     for p in result["policies"]:
         if p["status"] != "not probed":
-            print(f"  {p['field']}: ptxfp {p['current']}, measured {p['measured'] or '—'} "
-                  f"({p['status']})")
+            print(f"  {p['field']}: ptxfp {p['current']}, measured {p['measured'] or 'by form'}"
+                  f" ({p['status']})")
+    if s.get("suggested_policy"):
+        print(f"  what the GPU measured, as a policy: {s['suggested_policy']}")
+    if s.get("defect_probes") or s.get("defect_forms"):
+        print(f"  toolchain defects: {len(s['defect_forms'])} form(s), {s['defect_probes']} "
+              "probe(s) of them reported apart (see docs/ptxas-findings.md)")
     return s["exit_status"]

@@ -2,6 +2,7 @@
 
 import json
 
+from .defects import toolchain_defect
 from .resume import write_atomic
 
 #: the one call (under 10 minutes on one H100/H200 with 16 cores) that covers every form at
@@ -106,6 +107,11 @@ def render(run):
             lines += ["", f"`{p['field']}` by value:"]
             for v, names in p["by_value"].items():
                 lines.append(f"- {v}: " + ", ".join(f"`{n}`" for n in names))
+    suggestion = summary.get("suggested_policy")
+    if suggestion:
+        lines += ["", "What the probes measured, as the policy a user would write (each "
+                  "answer that differs by form as a `per_form` entry of its own form):", "",
+                  "```", suggestion, "```"]
     lines += ["", "## Forms", "",
               "*native*: the instruction itself. *decomposed*: a form this GPU cannot run (the "
               "mixed-precision `.f32.f16`/`.f32.bf16` forms need sm_100), verified through its "
@@ -116,6 +122,9 @@ def render(run):
     for f in run.get("forms", []):
         status = f"error: {f['error']}" if f["error"] else (
             "ok" if not f["mismatches"] else "**MISMATCH**")
+        defect = toolchain_defect(f["spelling"])
+        if defect and f["mismatches"]:
+            status += f" ({defect})"
         if not f["complete"]:
             status += " (incomplete" + (f": {f['cut']}" if f.get("cut") else "") + ")"
         sets = ", ".join(f"{k} {_n(v)}" for k, v in (f.get("sets") or {}).items()) or "—"
@@ -177,6 +186,18 @@ def render(run):
                 row += [p["predictions"][k][i] for k in labels]
                 rows.append(row)
             lines += _table(head, rows)
+    bad_tools = run.get("defect_probes", [])
+    if bad_tools:
+        lines += ["", "## Toolchain defects", "",
+                  "Probes of forms that ptxas compiles into something other than what their "
+                  "spelling says (known toolchain defects, docs/ptxas-findings.md): the GPU's "
+                  "bits there say what ptxas emitted, so these probes decide no policy but "
+                  "`bf16_fma_directed`.", ""]
+        lines += _table(["probe", "verdict", "agrees with ptxfp now"],
+                        [[f"`{p['name']}`", p["verdict"] if not p["error"] else
+                          f"not run: {p['error']}",
+                          {True: "yes", False: "no", None: "—"}[p["agrees"]]]
+                         for p in bad_tools])
     dec = run.get("decomposed_probes", [])
     if dec:
         lines += ["", "## Decomposed probes", "",
