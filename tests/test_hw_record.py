@@ -324,3 +324,42 @@ def test_a_new_recording_replaces_the_old_file_whole(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["gpu_fma.npz"]
     mode = stat.S_IMODE(os.stat(tmp_path / "gpu_fma.npz").st_mode)
     assert mode & 0o044            # readable by others as a plain file would be (umask 022)
+
+
+# ---- docs/conformance.md, the H100 report ----------------------------------------------------
+
+STATE = next((p / "sweeps-state.json" for p in (ROOT / "tests" / "data" / "gpu" / "h100-2026-11-27",
+                                                pathlib.Path("/work/shared/gpu/h100-2026-11-27"))
+              if (p / "sweeps-state.json").is_file()), None)
+
+
+@pytest.mark.skipif(STATE is None, reason="the H100's sweep state is not here")
+def test_the_h100_report_lists_the_sweeps_of_the_state_file():
+    from ptxfp.hw import vectors as V
+    text = (ROOT / "docs" / "conformance.md").read_text()
+    state = json.loads(STATE.read_text())["sweeps"]
+    done = {}
+    for key, e in state.items():
+        s = key.partition(" c=")[0]
+        done[s] = done.get(s, 0) + e["vectors"]
+    eligible = [s for s in command.select_forms("all") if V.exhaustive_eligible(s)]
+    need = {s: V.exhaustive_size(s) * len(V.exhaustive_c_values(s)) for s in eligible}
+    complete = [s for s in eligible if done.get(s, 0) == need[s]]
+    left = [s for s in eligible if done.get(s, 0) < need[s]]
+    assert len(complete) == 31
+    assert f"{sum(need[s] for s in complete):,} vectors" in text
+    table = text[text.index("## Exhaustive sweeps"):text.index("Begun, to be resumed")]
+    import re
+    listed = set()
+    for cell in re.findall(r"`([^`]+)`", table):
+        head, _, rest = cell.partition("{")
+        if rest:                              # cvt.{rn,rz,rm,rp}.f16.f32
+            opts, _, tail = rest.partition("}")
+            listed |= {head + o + tail for o in opts.split(",")}
+        else:
+            listed.add(cell)
+    assert set(complete) <= listed, set(complete) - listed
+    assert f"Still to run: {len(left)} of\nthe {len(eligible)} sweeps" in text
+    rest = text[text.index("Still to run"):text.index("## Policies")]
+    assert all(f"`{s}`" in rest for s in left)
+    assert not any(f"`{s}`" in rest for s in complete)
