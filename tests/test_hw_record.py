@@ -363,3 +363,18 @@ def test_the_h100_report_lists_the_sweeps_of_the_state_file():
     rest = text[text.index("Still to run"):text.index("## Policies")]
     assert all(f"`{s}`" in rest for s in left)
     assert not any(f"`{s}`" in rest for s in complete)
+
+
+#: the recordings in tests/data/gpu besides the H100's (tests/test_gpu_recorded.py holds that
+#: one): a folder written there by --record is test data as it stands
+OTHER_RECORDINGS = sorted(p for p in (ROOT / "tests" / "data" / "gpu").glob("*")
+                          if p.is_dir() and any(p.glob("gpu_*.npz"))
+                          and p.name != "h100-2026-11-27") \
+    if (ROOT / "tests" / "data" / "gpu").is_dir() else []
+
+
+@pytest.mark.parametrize("folder", OTHER_RECORDINGS, ids=lambda p: p.name)
+def test_every_recording_in_the_test_data_replays_clean(folder):
+    bad = [(r.spelling, r.mismatches, r.examples[:1]) for r in R.replay(folder)
+           if r.mismatches]
+    assert not bad, bad[:5]
