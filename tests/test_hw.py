@@ -23,6 +23,7 @@ from ptxfp import isa, policy, types
 from ptxfp.hw import command, forms as F, kernels as K, probes as P, report, vectors as V
 from ptxfp.hw.runner import HardwareUnavailable, InterpRunner, ModelRunner, get_runner
 from ptxfp.hw.verify import FormResult, compare, verify_form
+from ptxfp.hw.defects import toolchain_defect
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORMS = isa.canonical_spellings()
@@ -531,7 +532,7 @@ def test_every_probe_is_well_formed():
     fams = {n.split("/")[0] for n in names}
     assert fams == {"nan", "ftz-tininess", "sat-minus-zero", "relu-minus-zero", "oob-sign-c",
                     "oob-other-nans", "widen-nan", "rs-x4-bits",
-                    "negabs-nan"}
+                    "negabs-nan", "cvt-ftz-input", "bf16-fma-directed"}
     decided = {f for p in ps for f in p.fields}
     assert decided == fields, fields - decided       # every Policy field has probes
 
@@ -543,6 +544,13 @@ def test_the_settings_of_each_probe_predict_different_bits():
         fam = name.split("/")[0]
         if fam in ("nan", "oob-sign-c", "oob-other-nans") and ins.sat:
             assert not p.informative(), name         # .sat turns every NaN into +0.0
+        elif fam == "cvt-ftz-input":
+            # an f32 subnormal is +-0 in f16 under .rn/.rz (and .rm.sat) whatever .ftz does;
+            # not in bf16
+            assert p.informative() == (ins.rounding == "rp" or ins.result_format == "bf16"
+                                       or (ins.rounding == "rm" and not ins.sat)), name
+        elif toolchain_defect(p.spelling) and fam != "bf16-fma-directed":
+            continue      # computed as ptxas compiles it (f16, .relu/.oob dropped): may not tell
         else:
             assert p.informative(), name
     ftz = ps["ftz-tininess/mul.rn.ftz.f16"].predictions()
@@ -554,8 +562,12 @@ def test_the_settings_of_each_probe_predict_different_bits():
                                          "after_rounding_unbounded")]
     sat = {k: v.tolist() for k, v in ps["sat-minus-zero/add.rn.sat.f16"].predictions().items()}
     assert sat == {"-0.0 -> +0.0": [0], "-0.0 stays -0.0": [0x8000]}
-    relu = {k: v.tolist() for k, v in ps["relu-minus-zero/fma.rm.relu.bf16"].predictions()
+    relu = {k: v.tolist() for k, v in ps["relu-minus-zero/fma.rn.relu.bf16"].predictions()
             .items()}
+    assert relu == {"-0.0 -> +0.0": [0, 0, 0], "-0.0 stays -0.0": [0x8000] * 3}
+    with policy.using(bf16_fma_directed="as_spelled"):      # the reading the spelling suggests
+        relu = {k: v.tolist() for k, v in P._zero_probe("fma.rm.relu.bf16", "relu")
+                .predictions().items()}
     assert relu == {"-0.0 -> +0.0": [0, 0, 0], "-0.0 stays -0.0": [0x8000] * 3}
     oob = {k: v.tolist() for k, v in ps["oob-sign-c/fma.rn.oob.f16"].predictions().items()}
     nan = policy.current().canonical_nan_f16
@@ -779,8 +791,10 @@ def test_select_forms_takes_spellings_and_globs():
 def test_conformance_doc_says_how_to_run():
     text = (ROOT / "docs" / "conformance.md").read_text()
     assert "python -m ptxfp.hw" in text
-    assert "No GPU run has happened yet" in text or "| GPU |" in text
+    assert "No GPU run has happened yet" not in text and "| GPU |" in text
+    assert report.howto() in text              # the how-to part is the harness's own text
     doc = report.placeholder()
+    assert report.howto() in doc and "--record" in doc and "--replay" in doc
     assert report.COMMAND in doc and "--budget 540" in report.COMMAND
     assert "--preflight" in doc and "--resume" in doc and "--exhaustive-only" in doc
     for word in ("lent", "$OUT", "device tool", "session"):
@@ -791,7 +805,7 @@ def test_conformance_doc_says_how_to_run():
     assert f"{len(eligible)} sweeps, {total / 1e9:.1f} G vectors" in doc
     # every option the doc names exists
     import re
-    names = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", doc))
+    names = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]+", doc + text))
     known = {a for act in command._parser(None)._actions for a in act.option_strings}
     assert names <= known, names - known
 

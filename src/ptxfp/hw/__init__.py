@@ -6,7 +6,9 @@ GPU through CuPy or cuda-python (runner.py) over the special grid, the targeted 
 bit with ``ptxfp.execute`` (verify.py), runs the probes that settle the open policies
 (probes.py), records exhaustive sweeps done in pieces (resume.py) and writes
 docs/conformance.md (report.py) after every form.  The verdict is one of agrees, differs or
-incomplete (command.py).
+incomplete (command.py).  ``--record DIR`` keeps a GPU's own answers (record.py; the
+``.approx`` forms ptxfp does not model yet from approx.py) and ``--replay DIR`` holds ptxfp to
+them without a GPU; defects.py names the forms whose answers are a toolchain defect.
 
 ``python -m ptxfp.hw --help``, or ``ptxfp.hw.main(argv)`` (what ``ptxfp verify`` calls).
 Importing this package needs no GPU and no CuPy.

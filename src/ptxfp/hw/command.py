@@ -31,13 +31,17 @@ _IMPORTED = time.time()
 from .. import policy, vectors as package_vectors  # noqa: E402
 from ..errors import PtxfpError  # noqa: E402
 from .forms import all_spellings, parse_form as parse  # noqa: E402
-from .probes import POLICY_FIELDS, informative, not_run, policy_answers, probes, run_probe  # noqa: E402,E501
+from .probes import (POLICY_FIELDS, informative, not_run, policy_answers, probes,  # noqa: E402
+                     run_probe, suggested_policy)
+from .defects import toolchain_defect  # noqa: E402
 import ptxfp.hw.report as report  # noqa: E402  (a module: tests spy on report.write)
 from .vectors import exhaustive_eligible  # noqa: E402
 from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
 from .resume import SweepState  # noqa: E402
 from .runner import HardwareUnavailable, get_runner  # noqa: E402
 from .verify import EXAMPLES, FormResult, could_not_run, sweep_form, verify_form  # noqa: E402
+import ptxfp.hw.record as record_mod  # noqa: E402
+from .provenance import _git_revision, _version, source_checksum  # noqa: E402,F401
 
 DEFAULT_VECTORS = 1_000_000
 #: vectors per form of the package's targeted families (ptxfp.vectors.targeted)
@@ -87,14 +91,15 @@ def _parser(prog):
                    help="comma-separated spellings or globs over the canonical spellings "
                         "of the arithmetic and cvt tables (e.g. 'fma.*.bf16*,add.rn.f16,cvt.*'); "
                         "'all' (default) or 'none'")
-    p.add_argument("--vectors", type=int, default=DEFAULT_VECTORS, metavar="N",
+    p.add_argument("--vectors", type=int, default=None, metavar="N",
                    help=f"random vectors per form, besides the special grid and the targeted "
-                        f"ones (default {DEFAULT_VECTORS:,})")
-    p.add_argument("--targeted", "--test-vectors", dest="targeted", type=int, default=TARGETED,
+                        f"ones (default {DEFAULT_VECTORS:,}; with --record 0)")
+    p.add_argument("--targeted", "--test-vectors", dest="targeted", type=int, default=None,
                    metavar="N",
                    help="vectors per form from ptxfp.vectors' targeted families (ties, "
                         "double rounding, cancellation, far exponents, subnormal and overflow "
-                        f"boundaries; default {TARGETED:,}; 0 to skip)")
+                        f"boundaries; default {TARGETED:,}; with --record "
+                        f"{record_mod.TARGETED:,} or fewer to fit --max-mb; 0 to skip)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--exhaustive", action="store_true",
                    help="also sweep all 2^32 (a, b) pairs of every selected 16-bit binary form "
@@ -141,6 +146,27 @@ def _parser(prog):
                    help=f"architecture for --list/--emit-ptx (default: the GPU's, else "
                         f"{DEFAULT_SM})")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    g = p.add_argument_group(
+        "recording", "keep the GPU's answers (no model runs) and hold ptxfp to them later")
+    g.add_argument("--record", metavar="DIR",
+                   help="write the GPU's answers for every selected form it runs natively, "
+                        "and for the .approx forms its target accepts, into DIR "
+                        "(gpu_<family>.npz), then exit")
+    g.add_argument("--grid-cap", type=int, default=None, metavar="N",
+                   help=f"--record: special-grid vectors kept per form (sampled; default "
+                        f"{record_mod.GRID_CAP:,} or fewer to fit --max-mb)")
+    g.add_argument("--approx-f32", type=int, default=None, metavar="N",
+                   help="--record: inputs per .f32 .approx form (default 16,384 or fewer to "
+                        "fit --max-mb; the 16-bit ones get all 2^16)")
+    g.add_argument("--no-approx", action="store_true",
+                   help="--record: leave the .approx forms out")
+    g.add_argument("--max-mb", type=float, default=record_mod.MAX_BYTES / 1e6, metavar="MB",
+                   help=f"--record: refuse a run whose files could exceed MB megabytes "
+                        f"(default {record_mod.MAX_BYTES / 1e6:.0f})")
+    g.add_argument("--replay", metavar="DIR",
+                   help="compare ptxfp (the policy in force) with the answers recorded in DIR "
+                        "(--forms selects), no GPU needed; exit 0 when every one agrees, 1 "
+                        "when one differs")
     return p
 
 
@@ -193,43 +219,6 @@ def _c_values(text):
 
 
 # ---- where the code comes from ----------------------------------------------------------------
-
-
-def _git_revision(root=None):
-    """The checkout's short revision (with a note of uncommitted changes), or None where the
-    code does not run from a git checkout."""
-    root = pathlib.Path(root) if root else pathlib.Path(__file__).resolve().parents[3]
-    if not (root / ".git").exists():
-        return None
-    try:
-        r = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
-                           capture_output=True, text=True, timeout=10)
-        rev = r.stdout.strip() if r.returncode == 0 else None
-        if rev:
-            d = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                "--untracked-files=no", "src"], capture_output=True, text=True,
-                               timeout=10)
-            if d.stdout.strip():
-                rev += " + uncommitted changes in src/"
-        return rev
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def source_checksum(pkg=None):
-    """sha256 (first 16 hex digits) of ptxfp's Python source: every ``*.py`` of the package,
-    by relative path and contents.  Names the code that ran where there is no git."""
-    pkg = pathlib.Path(pkg) if pkg else pathlib.Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for f in sorted(pkg.rglob("*.py")):
-        h.update(f.relative_to(pkg).as_posix().encode() + b"\0")
-        h.update(f.read_bytes() + b"\0")
-    return h.hexdigest()[:16]
-
-
-def _version():
-    from .. import __version__
-    return __version__
 
 
 def _say(opts, text):
@@ -323,7 +312,8 @@ class Run:
                   for s, r in self.sweeps.items()]
         probe_results = [r for r in self.probes.values() if r is not None]
         pending = [n for n, r in self.probes.items() if r is None]
-        native = [r for r in probe_results if r.mode != "decomposed"]
+        native = [r for r in probe_results if r.mode != "decomposed" and not r.defect]
+        defect_probes = [r for r in probe_results if r.mode != "decomposed" and r.defect]
         decomposed = [r for r in probe_results if r.mode == "decomposed"]
         if self._answers[0] != len(probe_results):        # cached: probes only get added
             self._answers = (len(probe_results), policy_answers(probe_results))
@@ -347,8 +337,7 @@ class Run:
         mism = sum(r["mismatches"] for r in forms)
         sweep_mism = sum(r["mismatches"] for r in sweeps)
         disagree = [r.name for r in native if r.agrees is False and not r.error]
-        contradicted = [a["field"] for a in answers if a["status"].startswith("contradicted")
-                        or a["status"] == "differs by form"]
+        contradicted = [a["field"] for a in answers if a["contradicting"]]
         differs = bool(mism or sweep_mism or disagree or contradicted)
         if differs:
             verdict = "differs"
@@ -384,7 +373,8 @@ class Run:
                      "seed": opts["seed"], "exhaustive": bool(self.sweep_forms),
                      "budget_s": opts.get("budget"), "chunk": opts.get("chunk"),
                      "resume": opts.get("resume"),
-                     "policy": {f: getattr(policy.current(), f) for f in POLICY_FIELDS},
+                     "policy": {**{f: getattr(policy.current(), f) for f in POLICY_FIELDS},
+                                "per_form": [list(e) for e in policy.current().per_form]},
                      "elapsed_s": time.time() - self.t0,
                      "partial": not self.final, "interrupted": self.interrupted,
                      "progress": f"{done_items} of {total} items done"},
@@ -402,6 +392,9 @@ class Run:
                 "probes_disagree": len(disagree),
                 "probe_errors": sum(1 for r in probe_results if r.error),
                 "decomposed_probes": len(decomposed),
+                "defect_probes": len(defect_probes),
+                "defect_forms": [r["spelling"] for r in forms if toolchain_defect(r["spelling"])],
+                "suggested_policy": suggested_policy(answers),
                 "decomposed_probes_disagree": sum(1 for r in decomposed
                                                   if r.agrees is False and not r.error),
                 "contradicted": contradicted,
@@ -412,6 +405,7 @@ class Run:
             "forms": forms, "exhaustive": sweeps,
             "probes": [self._probe_dict(r) for r in native],
             "decomposed_probes": [self._probe_dict(r) for r in decomposed],
+            "defect_probes": [self._probe_dict(r) for r in defect_probes],
             "policies": answers,
         }
 
@@ -717,19 +711,29 @@ def _list(forms, sm):
 
 
 def _emit(forms, sm, directory):
-    os.makedirs(directory, exist_ok=True)
+    from ..outputs import output_dir, write_text
+    output_dir(directory, "--emit-ptx")
     for s in forms:
         k = kernel_for(s, sm)
-        with open(os.path.join(directory, f"{s}.ptx"), "w") as f:
-            f.write(k.ptx)
+        write_text(os.path.join(directory, f"{s}.ptx"), k.ptx, what="--emit-ptx")
     print(f"wrote {len(forms)} kernels to {directory}")
 
 
 def _check_counts(args):
     """Every count from the command line, checked before anything is allocated or started."""
     from ..vectors import MAX_N, check_count
-    check_count(args.vectors, "--vectors", MAX_VECTORS)
-    check_count(args.targeted, "--targeted", MAX_N)
+    if not args.record:
+        args.vectors = DEFAULT_VECTORS if args.vectors is None else args.vectors
+        args.targeted = TARGETED if args.targeted is None else args.targeted
+    check_count(args.vectors or 0, "--vectors", MAX_VECTORS)
+    check_count(args.targeted or 0, "--targeted", MAX_N)
+    for opt, v in (("--grid-cap", args.grid_cap), ("--approx-f32", args.approx_f32)):
+        if v is not None:
+            check_count(v, opt, MAX_N)
+    if not args.max_mb > 0:
+        raise UsageError("--max-mb takes a number of megabytes > 0")
+    if args.record and args.replay:
+        raise UsageError("--record and --replay: one at a time")
     check_count(args.examples, "--examples", MAX_EXAMPLES)
     if args.jobs is not None and not 1 <= args.jobs <= 256:
         raise UsageError("--jobs takes a count from 1 to 256")
@@ -739,6 +743,46 @@ def _check_counts(args):
         check_count(args.chunks_per_call, "--chunks-per-call", 1 << 30)
     if args.budget is not None and not args.budget > 0:
         raise UsageError("--budget takes a number of seconds > 0")
+
+
+def _record(args, argv, forms, name):
+    """--record DIR: the GPU's answers into DIR; 0 when every form ran, 3 when some could not
+    (named), 2 (one line) when nothing can be written."""
+    runner = get_runner(args.backend, args.device, sm=args.sm)
+    try:
+        meta = record_mod.record(
+            runner, args.record, forms, command=" ".join([name] + argv),
+            grid_cap=args.grid_cap, targeted=args.targeted, random=args.vectors or 0,
+            f32_sample=args.approx_f32,
+            # the .approx forms are not in the tables --forms selects from: all or none
+            with_approx=not args.no_approx and args.forms.strip().lower() in ("all", "*"),
+            max_bytes=int(args.max_mb * 1e6),
+            say=(lambda *a: None) if args.quiet else print)
+    finally:
+        runner.close()
+    for s, why in list(meta["not_run"].items())[:20]:
+        print(f"  not recorded: {s}: {why}")
+    return EXIT_INCOMPLETE if meta["not_run"] else 0
+
+
+def _replay(directory, forms, name):
+    """--replay DIR: ptxfp against recorded answers; 0 agrees, 1 differs."""
+    results = record_mod.replay(directory, forms)
+    compared = [r for r in results if not r.note]
+    bad = [r for r in compared if r.mismatches]
+    for r in bad:
+        ex = r.examples[0]
+        print(f"  {r.spelling}: {r.mismatches:,} of {r.vectors:,} differ, e.g. "
+              + " ".join(f"{k}={v}" for k, v in ex.items()))
+    skipped = {}
+    for r in results:
+        if r.note:
+            skipped[r.note] = skipped.get(r.note, 0) + 1
+    print(f"{name}: replay {directory}: {len(compared)} forms, "
+          f"{sum(r.vectors for r in compared):,} vectors, "
+          f"{sum(r.mismatches for r in compared):,} mismatches in {len(bad)} form(s)"
+          + "".join(f"; {n} {why}" for why, n in skipped.items()))
+    return EXIT_DIFFERS if bad else EXIT_AGREES
 
 
 def _on_sigterm(signum, frame):
@@ -761,6 +805,10 @@ def main(argv=None, prog=None):
         if args.preflight:
             return preflight(args.backend, args.device, name)
         forms = select_forms(args.forms)
+        if args.replay:
+            return _replay(args.replay, forms if args.forms != "all" else None, name)
+        if args.record:
+            return _record(args, argv, forms, name)
         if args.list or args.emit_ptx:
             sm = args.sm or DEFAULT_SM
             if args.list:
@@ -826,6 +874,11 @@ def main(argv=None, prog=None):
         print(f"  ... and {len(s['incomplete']) - 20} more (see the report)")
     for p in result["policies"]:
         if p["status"] != "not probed":
-            print(f"  {p['field']}: ptxfp {p['current']}, measured {p['measured'] or '—'} "
-                  f"({p['status']})")
+            print(f"  {p['field']}: ptxfp {p['current']}, measured {p['measured'] or 'by form'}"
+                  f" ({p['status']})")
+    if s.get("suggested_policy"):
+        print(f"  what the GPU measured, as a policy: {s['suggested_policy']}")
+    if s.get("defect_probes") or s.get("defect_forms"):
+        print(f"  toolchain defects: {len(s['defect_forms'])} form(s), {s['defect_probes']} "
+              "probe(s) of them reported apart (see docs/ptxas-findings.md)")
     return s["exit_status"]

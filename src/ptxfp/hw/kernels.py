@@ -24,11 +24,12 @@ from .forms import is_mixed, operand_widths, parse_form, result_width
 #: default GPU architecture: H100/H200 (sm_90)
 DEFAULT_SM = 90
 
-#: the PTX ISA version that first knows each target (PTX ISA manual, "Release notes")
+#: the PTX ISA version that first knows each target (PTX ISA manual, "Release notes"; sm_110,
+#: CUDA 13's new name of sm_101, needs 9.0: ptxas 13.0 refuses it under .version 8.8)
 TARGET_PTX = {
     50: (4, 0), 52: (4, 1), 53: (4, 2), 60: (5, 0), 61: (5, 0), 62: (5, 0), 70: (6, 0),
     72: (6, 1), 75: (6, 3), 80: (7, 0), 86: (7, 1), 87: (7, 4), 89: (7, 8), 90: (7, 8),
-    100: (8, 6), 101: (8, 6), 103: (8, 8), 120: (8, 7), 121: (8, 8),
+    100: (8, 6), 101: (8, 6), 103: (8, 8), 110: (9, 0), 120: (8, 7), 121: (8, 8),
 }
 
 #: the mode of a kernel written for a target this GPU is not (kernel_for)

@@ -26,6 +26,17 @@ Families (``probes()`` builds them all from the instruction table):
   signalling NaNs among the inputs tell the last two apart).
 - ``negabs-nan/<neg or abs form>``: NaN inputs of neg/abs (quiet, signalling, negative,
   payloads) -> ``negabs_nan``: the canonical NaN, or the input with only its sign bit changed.
+- ``cvt-ftz-input/<cvt.*.ftz.*.f32 form>``: f32 subnormal inputs -> ``cvt_ftz_input``:
+  flushed, or .ftz ignored.
+- ``bf16-fma-directed/<fma.{rz,rm,rp}...bf16 form>``: the 24 undocumented spellings ->
+  ``bf16_fma_directed``: what ptxas 13.0 compiles, or what the spelling says.
+
+The f32 ``ftz-tininess`` probes separate all three readings in every mode where they differ
+(``_F32_AFTER``, ``_F32_BEFORE``; tests/test_hw_probes.py checks each vector with MPFR).  A
+probe answers for its own form: ``policy_answers`` judges it against ``Policy.value(field,
+form)`` and maps answers that differ by form onto ``per_form`` entries (``suggested_policy``).
+The probes of a form with a known toolchain defect (``defects.py``) decide no policy but
+``bf16_fma_directed``, and say so in their verdict.
 """
 
 from dataclasses import asdict, dataclass, field, fields as dc_fields
@@ -36,6 +47,7 @@ from .. import policy, types
 from ..execute import execute
 from .forms import all_spellings, is_cvt, model as form_model, parse_form as parse, result_width
 from .. import smallfloat as _smallfloat
+from .defects import toolchain_defect
 from .kernels import kernel_for
 from .runner import KernelError
 
@@ -50,7 +62,8 @@ def model(spelling, vectors):
             for k, f in enumerate(ins.operand_formats)]
     if is_cvt(ins) or ins.family == "minmax":   # through their own entry points
         return np.asarray(form_model(ins, *cols)).reshape(-1)
-    if _fast_path_ok():
+    if _fast_path_ok() and not toolchain_defect(str(ins)):
+        # (a form with a toolchain defect may run as a composition of other forms: execute())
         try:
             return _lane_model(ins, cols)
         except Exception:
@@ -257,28 +270,42 @@ _FTZ_UP = ((0x21A8, 0x1DA8), (0x1DA8, 0x21A8))
 #: below 2**-14): only TININESS_AFTER keeps it
 _FTZ_IEEE = (0x3BFF, 0x0400)
 
+#: f32 products that tell the three readings of .ftz tininess apart, each for the modes that
+#: round its sign toward 2**-126 (.rn both signs, .rp positive, .rm negative; under .rz, and
+#: .rm with .sat, the three readings agree on every input: nothing tiny rounds up to 2**-126).
+#: tests/test_hw_probes.py checks every claim with MPFR (gmpy2).
+#: after: (1 - 2**-24) * 2**-126 = 2**-126 - 2**-150 exactly.  Into f32 (subnormal grid 2**-149)
+#: it rounds to 2**-126 (.rn: a tie to even; .rp/.rm: away from zero): not tiny "after
+#: rounding"; with 24 bits and an unbounded exponent it is exact, below 2**-126: tiny for the
+#: other two readings.
+_F32_AFTER = ((0x3F7FFFFF, 0x00800000), (0xBF7FFFFF, 0x00800000), (0x00800000, 0x3F7FFFFF))
+#: before: (1 + 2**-23) * 2**-63 * (1 - 2**-23) * 2**-63 = 2**-126 * (1 - 2**-46): below
+#: 2**-126 exactly (tiny "before rounding"), but within 2**-151 of it, so it rounds to 2**-126
+#: under both "after" readings: not tiny for them.
+_F32_BEFORE = ((0x20000001, 0x1FFFFFFE), (0xA0000001, 0x1FFFFFFE))
+#: the H100's own witness (tests/data/gpu, gpu_addsubmul.npz): mul.rm.ftz.f32 of these is
+#: 0x80800000 there; "before rounding" says -0
+_F32_H100 = ((0x327BA6D0, 0x8D823636),)
+
 
 def _ftz_probe(s):
     ins = _ins(s)
     if ins.opcode not in ("mul", "fma", "mad"):
         return None        # sums of normals are exact below the smallest normal: no such input
-    if ins.lane_format == "f32":
-        # (.rz, and .rm with .sat, have no such input: toward zero nothing tiny rounds up to
-        # 2**-126, and .sat clamps the negative one .rm rounds up; those probes are dropped)
-        # (1 - 2**-24) * 2**-126: exact below 2**-126, a tie that rounds up to it (and stays
-        # below at 24 bits unbounded)
-        base = [(0x3F7FFFFF, 0x00800000), (0xBF7FFFFF, 0x00800000), (0x00800000, 0x3F7FFFFF)]
+    lane = ins.lane_format
+    if lane == "f32":
+        base = list(_F32_AFTER + _F32_BEFORE + _F32_H100)
     else:
         base = list(_FTZ_UP) + [(a | 0x8000, b) for a, b in _FTZ_UP] + [_FTZ_IEEE]
     if ins.opcode in ("fma", "mad"):
-        base = [v + (0,) for v in base] + [v + (0x8000,) for v in base[:2]]
+        base = [v + (0,) for v in base] + [v + (_MZERO[lane],) for v in base[:2]]
     vecs = _lanes(ins, base)
     settings = tuple(Setting(v, (("ftz_tininess", v),)) for v in policy.TININESS)
-    emin = -126 if ins.lane_format == "f32" else -14
+    emin = -126 if lane == "f32" else -14
     p = Probe(f"ftz-tininess/{ins}", ("ftz_tininess",),
               f"Does {ins} flush an exact result below 2^{emin} that rounds up to 2^{emin}?",
               str(ins), _words(vecs), settings)
-    return p if ins.lane_format != "f32" or p.informative() else None
+    return p if lane != "f32" or p.informative() else None
 
 
 def _minus_zero_vectors(ins):
@@ -458,10 +485,47 @@ def _negabs_probe(s):
                  "only its sign bit changed?", str(ins), tuple(vecs), settings)
 
 
+#: f32 subnormals: the smallest and largest of each sign (their f16/bf16 roundings differ
+#: from a zero under .rm/.rp, and the largest is 2**-126 under .rn to bf16)
+_F32_SUBNORMALS = (0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00400000, 0x80400000)
+
+
+def _cvt_ftz_probe(s):
+    """A narrowing cvt from .f32 with .ftz on subnormal inputs: flushed to a zero of their sign
+    (the manual), or computed as without .ftz (what the H100 does on the f16 forms)."""
+    ins = parse(s)
+    one = _ONE["f32"]
+    vecs = [(x,) for x in _F32_SUBNORMALS] if ins.lanes == 1 else \
+        [(x, one) for x in _F32_SUBNORMALS] + [(one, x) for x in _F32_SUBNORMALS]
+    settings = tuple(Setting(v, (("cvt_ftz_input", v),)) for v in policy.CVT_FTZ)
+    return Probe(f"cvt-ftz-input/{ins}", ("cvt_ftz_input",),
+                 f"Does {ins} flush a subnormal .f32 input?", str(ins), tuple(vecs), settings)
+
+
+#: lane vectors where the readings of the undocumented bf16 fma differ: 1.0 read as f16 is
+#: 1.875; 1.4140625**2 = 1.99957... rounds to 2.0 (.rn) or 1.9921875 (toward zero) in bf16;
+#: 1.0078125**2 = 1.01568... rounds to 1.015625 (.rn) or 1.0234375 (.rp)
+_BF16_FMA = ((0x3F80, 0x3F80, 0x3F80), (0x3FB5, 0x3FB5, 0x0000), (0xBFB5, 0x3FB5, 0x8000),
+             (0x4000, 0x3FC0, 0xBF80), (0x3F81, 0x3F81, 0x0000))
+
+
+def _bf16_fma_probe(s):
+    """fma.{rz,rm,rp}{.oob}{.relu}.bf16(x2): what ptxas 13.0 compiles, or what the spelling
+    says (policy.bf16_fma_directed)?"""
+    ins = parse(s)
+    vecs = _lanes(ins, _BF16_FMA)
+    settings = tuple(Setting(v, (("bf16_fma_directed", v),)) for v in policy.BF16_FMA_DIRECTED)
+    return Probe(f"bf16-fma-directed/{ins}", ("bf16_fma_directed",),
+                 f"Does {ins} compute what ptxas 13.0 compiles it to, or what its spelling "
+                 "says?", str(ins), _words(vecs), settings)
+
+
 def _cvt_probes(s):
     ins = parse(s)
     if ins.narrowing:
         out = [_cvt_nan_probe(s)]
+        if ins.ftz and ins.atype == "f32":
+            out.append(_cvt_ftz_probe(s))
     else:
         out = [] if ins.sat else [_widen_probe(s)]     # .sat: every NaN becomes +0.0
     if ins.sat:
@@ -499,6 +563,8 @@ def probes(spellings=None):
             cands.append(_zero_probe(s, "relu"))
         if ins.oob:
             cands += [_oob_probe(s), _oob_other_probe(s)]
+        if toolchain_defect(s):
+            cands.append(_bf16_fma_probe(s))
         out += [p for p in cands if p is not None]
     return out
 
@@ -528,6 +594,9 @@ class ProbeResult:
     decided: dict = field(default_factory=dict)      #: field -> measured value
     agrees: bool = None                              #: measured == the current prediction
     error: str = None
+    #: the label of a known toolchain defect of the form (defects.py): its answers say what
+    #: ptxas compiled, so the probe decides no policy
+    defect: str = None
 
     def to_dict(self):
         return asdict(self)
@@ -603,6 +672,15 @@ def judge(probe, measured):
         r.verdict = f"{pick} (up to the NaN bits: see the nan/ probes)"
     else:
         r.verdict = "none of the settings: the GPU does something the model cannot express"
+    r.defect = toolchain_defect(probe.spelling)
+    if r.defect and "bf16_fma_directed" in probe.fields:
+        # the one question such a form answers: does ptxfp compute what ptxas compiled?
+        r.verdict += f" ({r.defect})"
+    elif r.defect:
+        # what ptxas compiled answered, not the instruction: said so, whatever matched
+        r.verdict = r.defect + (f" (measured: {r.verdict})" if r.matches or r.nan_matches
+                                else "")
+        return r
     if pick is not None:
         s = by_label[pick]
         if s.changes:
@@ -646,44 +724,104 @@ def _fmt_value(fld, v):
     return repr(v)
 
 
-POLICY_FIELDS = tuple(f.name for f in dc_fields(policy.Policy))
+POLICY_FIELDS = tuple(f.name for f in dc_fields(policy.Policy) if f.name != "per_form")
+
+
+def _in_force(cur, fld, spelling):
+    """The value of ``fld`` the policy in force gives the form (its per-form table first)."""
+    value = getattr(cur, "value", None)
+    return value(fld, spelling) if value is not None else getattr(cur, fld)
+
+
+def _current_text(cur, fld):
+    """The field's value in force, with its per-form entries (``per_form``) when it has any."""
+    text = _fmt_value(fld, getattr(cur, fld))
+    entries = [(g, v) for g, f, v in getattr(cur, "per_form", ()) if f == fld]
+    if entries:
+        text += "; per form: " + ", ".join(f"{g} {_fmt_value(fld, v)}" for g, v in entries)
+    return text
 
 
 def policy_answers(results):
     """One answer per Policy field from the probe results:
-    ``[{field, current, measured, status, probes, decided_by, undecided}]``.
+    ``[{field, current, measured, status, probes, by_value, undecided, by_form, per_form}]``.
+
+    A probe is judged against the value in force for its own form (``Policy.value``: the
+    per-form table first).  *confirmed*: every probe measured that value; *contradicted*: one
+    value measured on every form, not the one in force; *differs by form*: the forms measured
+    different values and ptxfp does not say so; *confirmed per form*: they did, and ptxfp's
+    per-form table says so.  ``per_form`` is what the measurement asks for where it differs by
+    form: the value most probes measured as the field's, and ``(spelling, field, value)``
+    entries for the forms that measured another (``suggested_policy`` writes the call).
 
     Only probes that ran the instruction itself (mode 'native') decide a policy: a decomposed
     probe measures the GPU's .f32 unit and cvt, not the mixed instruction (sm_100) whose
-    behaviour the field describes.  Those are reported apart (``decomposed_probes``)."""
+    behaviour the field describes.  Those are reported apart (``decomposed_probes``), and so are
+    the probes of forms with a known toolchain defect (``defects.py``)."""
     cur = policy.current()
     out = []
     for fld in POLICY_FIELDS:
-        rs = [r for r in results if fld in r.fields and r.error is None and r.mode == "native"]
-        values = {}
-        undecided = []
+        rs = [r for r in results if fld in r.fields and r.error is None and r.mode == "native"
+              and (not r.defect or fld == "bf16_fma_directed")]
+        values, by_form, undecided, wrong = {}, {}, [], []
         for r in rs:
             if fld in r.decided:
-                values.setdefault(r.decided[fld], []).append(r.name)
+                v = r.decided[fld]
+                values.setdefault(v, []).append(r.name)
+                by_form[r.spelling] = v
+                if v != _in_force(cur, fld, r.spelling):
+                    wrong.append(r.name)
             else:
                 undecided.append(r.name)
-        current = getattr(cur, fld)
+        measured, per_form = None, []
         if not rs:
-            status, measured = "not probed", None
+            status = "not probed"
+        elif not values:
+            status = "undecided"
         elif len(values) == 1:
             (measured, _), = values.items()
-            status = "confirmed" if measured == current else "contradicted"
-            if undecided:
-                status += f" ({len(undecided)} probe(s) undecided)"
-        elif values:
-            status, measured = "differs by form", None
+            status = "contradicted" if wrong else "confirmed"
         else:
-            status, measured = "undecided", None
+            status = "differs by form" if wrong else "confirmed per form"
+        if values:
+            main = max(values, key=lambda v: len(values[v]))
+            per_form = [(s, fld, v) for s, v in by_form.items() if v != main]
+        if undecided and status != "undecided":
+            status += f" ({len(undecided)} probe(s) undecided)"
         out.append({
-            "field": fld, "current": _fmt_value(fld, current),
+            "field": fld, "current": _current_text(cur, fld),
             "measured": None if measured is None else _fmt_value(fld, measured),
             "status": status, "probes": len(rs),
             "by_value": {_fmt_value(fld, v): names for v, names in values.items()},
-            "undecided": undecided,
+            "undecided": undecided, "contradicting": wrong,
+            "by_form": {s: _fmt_value(fld, v) for s, v in by_form.items()},
+            "global": None if not values else max(values, key=lambda v: len(values[v])),
+            "per_form": per_form,
         })
     return out
+
+
+def suggested_policy(answers):
+    """The ``ptxfp.policy.using(...)`` call that gives what the probes measured, where it is not
+    what ptxfp does now (None when nothing needs to change): each contradicted field's measured
+    value, and for a field that differs by form the most measured value plus a ``per_form``
+    entry per form that measured another (the table in force kept for the other fields)."""
+    cur = policy.current()
+    changes, entries, fields_changed = {}, [], set()
+    for a in answers:
+        if not a["contradicting"]:
+            continue
+        fld = a["field"]
+        fields_changed.add(fld)
+        if a["global"] != getattr(cur, fld):
+            changes[fld] = a["global"]
+        entries += [(s, f, v) for s, f, v in a["per_form"]]
+    if not fields_changed:
+        return None
+    kept = [e for e in getattr(cur, "per_form", ()) if e[1] not in fields_changed]
+    args = [f"{k}={v!r}" for k, v in changes.items()]
+    table = tuple(kept) + tuple(entries)
+    if table != tuple(getattr(cur, "per_form", ())):
+        args.append("per_form=(" + "".join(f"{e!r}, " for e in table).rstrip(", ")
+                    + ("," if len(table) == 1 else "") + ")")
+    return "ptxfp.policy.using(" + ", ".join(args) + ")"

@@ -2,6 +2,7 @@
 
 import json
 
+from .defects import toolchain_defect
 from .resume import write_atomic
 
 #: the one call (under 10 minutes on one H100/H200 with 16 cores) that covers every form at
@@ -106,6 +107,11 @@ def render(run):
             lines += ["", f"`{p['field']}` by value:"]
             for v, names in p["by_value"].items():
                 lines.append(f"- {v}: " + ", ".join(f"`{n}`" for n in names))
+    suggestion = summary.get("suggested_policy")
+    if suggestion:
+        lines += ["", "What the probes measured, as the policy a user would write (each "
+                  "answer that differs by form as a `per_form` entry of its own form):", "",
+                  "```", suggestion, "```"]
     lines += ["", "## Forms", "",
               "*native*: the instruction itself. *decomposed*: a form this GPU cannot run (the "
               "mixed-precision `.f32.f16`/`.f32.bf16` forms need sm_100), verified through its "
@@ -116,6 +122,9 @@ def render(run):
     for f in run.get("forms", []):
         status = f"error: {f['error']}" if f["error"] else (
             "ok" if not f["mismatches"] else "**MISMATCH**")
+        defect = toolchain_defect(f["spelling"])
+        if defect and f["mismatches"]:
+            status += f" ({defect})"
         if not f["complete"]:
             status += " (incomplete" + (f": {f['cut']}" if f.get("cut") else "") + ")"
         sets = ", ".join(f"{k} {_n(v)}" for k, v in (f.get("sets") or {}).items()) or "—"
@@ -177,6 +186,18 @@ def render(run):
                 row += [p["predictions"][k][i] for k in labels]
                 rows.append(row)
             lines += _table(head, rows)
+    bad_tools = run.get("defect_probes", [])
+    if bad_tools:
+        lines += ["", "## Toolchain defects", "",
+                  "Probes of forms that ptxas compiles into something other than what their "
+                  "spelling says (known toolchain defects, docs/ptxas-findings.md): the GPU's "
+                  "bits there say what ptxas emitted, so these probes decide no policy but "
+                  "`bf16_fma_directed`.", ""]
+        lines += _table(["probe", "verdict", "agrees with ptxfp now"],
+                        [[f"`{p['name']}`", p["verdict"] if not p["error"] else
+                          f"not run: {p['error']}",
+                          {True: "yes", False: "no", None: "—"}[p["agrees"]]]
+                         for p in bad_tools])
     dec = run.get("decomposed_probes", [])
     if dec:
         lines += ["", "## Decomposed probes", "",
@@ -197,19 +218,15 @@ def write(run, md_path=None, json_path=None):
     """Write the report and/or the JSON, each atomically (a temporary file, then a rename):
     a run killed while writing leaves the previous complete file."""
     if md_path:
-        write_atomic(md_path, render(run))
+        write_atomic(md_path, render(run), "--out")
     if json_path:
-        write_atomic(json_path, json.dumps(run, indent=1, default=str) + "\n")
+        write_atomic(json_path, json.dumps(run, indent=1, default=str) + "\n", "--json")
 
 
-def placeholder():
-    """docs/conformance.md before any GPU run."""
-    return f"""# Hardware conformance
-
-**No GPU run has happened yet.** Nothing in ptxfp has been compared with real hardware so far:
-every policy in `ptxfp.policy.Policy` is still a reading of the manual, not a measurement.
-
-## What is needed
+def howto():
+    """The how-to part of docs/conformance.md: what a run needs, the commands (run, sweeps and
+    their resumption, recording, replaying), the verdicts and the options."""
+    return ("""## What is needed
 
 An NVIDIA GPU of sm_90 or newer (H100/H200), its driver, and CuPy (`pip install -e '.[hw]'`:
 `cupy-cuda13x` for CUDA 13 drivers; `cupy-cuda12x` for CUDA 12) or cuda-python
@@ -235,7 +252,7 @@ PYTHONPATH=src python3 -m ptxfp.hw --vectors 10000000 --budget 540 \\
 or, with ptxfp installed (`pip install -e '.[hw]'`),
 
 ```
-{COMMAND}
+@COMMAND@
 ```
 
 This verifies every form of both instruction tables
@@ -255,7 +272,9 @@ stopped by SIGTERM, as `timeout` does, writes its final report, marked interrupt
 GPU error (an allocation or copy failure, a worker that cannot reach the GPU) becomes a
 "could not run" line for its form or probe; the run goes on.
 
-Commit the rewritten `docs/conformance.md`.
+Keep the report, the JSON and the sweep state of a run together (the H100's are in
+`../shared/gpu/h100-2026-11-27/`); docs/conformance.md sums a run up by hand, with the
+findings a reader can check.
 
 ## Verdicts and exit status
 
@@ -303,6 +322,47 @@ most of the calls.  For fixed pieces instead of a budget, `--chunks-per-call K` 
 K chunks a call; `--forms` narrows the sweeps (e.g. `'cvt.*'` first: the narrowing cvt
 sweeps are the ones that can show a rounding boundary off by one).
 
+A state file belongs to the ptxfp source that wrote it (its checksum is in the file): the
+H100's `sweeps-state.json` (source b318b5650e7d292e, main at cfb7ed4) resumes from a checkout
+of that commit (`git worktree add ../ptxfp-cfb7ed4 cfb7ed4`, then the loop above there, with a
+copy of the file); with newer source, start a new file.
+
+## Recording a GPU's answers
+
+```
+PYTHONPATH=src python3 -m ptxfp.hw --record tests/data/gpu/<gpu>-<date>
+```
+
+writes the GPU's own answers (no model runs) for every form it runs natively into that
+folder, one `gpu_<family>.npz` per family (`gpu_addsubmul`, `gpu_fma`, `gpu_cvt`,
+`gpu_minmax`, and `gpu_approx`): keys `'<spelling>/<operand>'` (the operand bits) and
+`'<spelling>/d'` (the GPU's result bits), `'meta'` a JSON string with the GPU, sm, driver,
+CUDA, backend, ptxfp's version and source checksum, the date, the counts and the command.
+Each form gets the special grid (sampled down to `--grid-cap` vectors), `--targeted` targeted
+vectors and `--vectors` random ones (none by default).  `gpu_approx.npz` keeps what ptxfp does
+not model yet: all 2^16 inputs of every 16-bit `ex2/lg2/rcp/rsqrt/sqrt/sin/cos/tanh .approx`
+spelling the target accepts (`.f16`, `.bf16`, and both lanes of `.f16x2`/`.bf16x2`) and
+`--approx-f32` inputs of each `.f32` one; which spellings a target accepts is ptxas 13.0's
+decision, kept in `ptxfp/hw/approx_targets.py` by `tools/approx_probe.py` (the GPU machine needs
+no ptxas); `--no-approx` leaves them out.  The sizes default to the H100 recording's (4,096 grid
+vectors, 2,048 targeted) and shrink until the files fit `--max-mb` (16 by default; an
+sm_100 GPU, with its mixed-precision and fp6/fp4 forms native, gets 2,048 and 2,048): the bound
+is computed before anything runs, and a run that cannot fit is refused.  Every file is written
+whole or not at all (a temporary file, then a rename; a FIFO there is written to, never
+replaced).  `--backend model` or `interp` is a dry run of the same layout (without the
+`.approx` forms, which nothing but a GPU can play).
+
+## Replaying recorded answers
+
+```
+PYTHONPATH=src python3 -m ptxfp.hw --replay tests/data/gpu/<gpu>-<date>
+```
+
+compares ptxfp, under the policy in force, with every recorded answer of the folder (no GPU):
+exit status 0 when every modelled form agrees bit for bit, 1 naming each form that differs and
+its first vector; the `.approx` forms are counted as not modelled.  A folder recorded into
+`tests/data/gpu/` is test data as it stands.
+
 ## Other options
 
 - `--list` shows every form and whether this GPU runs it natively or through its
@@ -312,7 +372,21 @@ sweeps are the ones that can show a rounding boundary off by one).
 - `--targeted N` sets the targeted vectors per form (0 skips them); `--seed` changes every set.
 - `--backend model` is a dry run with ptxfp playing the GPU: it tests the harness, and its
   report says so on top.
+- A form with a known toolchain defect (the undocumented `fma.{rz,rm,rp}{.oob}{.relu}.bf16`
+  and `.bf16x2`, docs/ptxas-findings.md) is labelled so in the report; its probes decide no
+  policy but `bf16_fma_directed`.  A policy answer that differs by form is judged per form
+  (`Policy.value`) and printed as the `ptxfp.policy.using(per_form=...)` a user would write.
+""").replace("@COMMAND@", COMMAND)
 
+
+def placeholder():
+    """docs/conformance.md before any GPU run."""
+    return f"""# Hardware conformance
+
+**No GPU run has happened yet.** Nothing in ptxfp has been compared with real hardware so far:
+every policy in `ptxfp.policy.Policy` is still a reading of the manual, not a measurement.
+
+""" + howto() + """
 ## What it will do
 
 1. Generate one PTX kernel per form of the instruction tables (`ptxfp.isa`: add/sub/mul/fma;
