@@ -241,10 +241,26 @@ def _parse_form(spelling):
     return parse(spelling)
 
 
+def _nearest_spelling(text):
+    """The modeled spelling closest to ``text`` (for "did you mean"), or None."""
+    import difflib
+    from . import isa
+    close = difflib.get_close_matches(text.strip().lower(), isa.all_spellings(), n=1,
+                                      cutoff=0.6)
+    return close[0] if close and close[0] != text else None
+
+
 def cmd_eval(args, out):
     from .dispatch import compute
+    from .errors import SpellingError
     from .types import width
-    form = _parse_form(args.spelling)
+    try:
+        form = _parse_form(args.spelling)
+    except SpellingError as e:
+        hint = _nearest_spelling(args.spelling)
+        if hint is None:
+            raise
+        raise CliError(f"{' '.join(str(e).split())} (did you mean '{hint}'?)") from e
     names, fmts = form.operand_names, form.operand_formats
     if len(args.operands) != len(names):
         raise CliError(f"'{form.spelling}' takes {len(names)} operand"
@@ -306,6 +322,7 @@ def cmd_check(args, out):
         from .ptx.check import check
     except ImportError as e:                      # pragma: no cover (check.py is part of ptxfp)
         raise CliError(f"the checker is not available: {e}") from None
+    _check_target_version(args.target, args.version)
     name, text = _read_source(args.file)
     report = check(text, target=args.target, version=args.version)
     errors = [d for d in report if d.severity == "error"]
@@ -348,6 +365,33 @@ def cmd_check(args, out):
               f"{report.unmodeled} not modeled"
               + ("" if args.verbose or not counts else " (-v: which)") + "\n")
     return 1 if errors else 0
+
+
+def _check_target_version(target, version):
+    """--target and --version name a known target and PTX ISA version, or the command line is
+    wrong (exit 2; inside a file the same words are findings of check)."""
+    import importlib
+    chk = importlib.import_module(__package__ + ".ptx.check")   # the module (ptx.check is
+    if target is not None:                                     # also the function's name)
+        t = chk._norm_target(target)
+        if t not in chk.TARGET_MIN_VERSION:
+            raise CliError(f"--target {target}: not a target ptxas knows; --target takes sm_XX "
+                           f"with an optional a/f suffix: "
+                           f"{', '.join(sorted(chk.TARGET_MIN_VERSION, key=_target_key))}")
+    if version is not None:
+        try:
+            v = chk._norm_version(version)
+        except ValueError:
+            v = None
+        if v not in chk.KNOWN_VERSIONS:
+            raise CliError(f"--version {version}: not a PTX ISA version; --version takes X.Y, "
+                           f"{'.'.join(map(str, chk.KNOWN_VERSIONS[0]))} to "
+                           f"{'.'.join(map(str, chk.KNOWN_VERSIONS[-1]))} (e.g. 8.6)")
+
+
+def _target_key(t):
+    m = re.match(r"sm_(\d+)(.*)", t)
+    return (int(m.group(1)), m.group(2)) if m else (0, t)
 
 
 def _vstr(v):
@@ -398,6 +442,9 @@ def _memory_arg(text):
     try:
         with open(text, "rb") as f:
             return f.read()
+    except FileNotFoundError:
+        raise CliError(f"--memory {text}: neither a SIZE (a count of bytes, decimal 4096 or hex "
+                       "0x1000; no units such as KB or GB) nor a FILE that exists") from None
     except OSError as e:
         raise CliError(f"--memory {text}: {e.strerror or e}") from None
 
@@ -440,6 +487,11 @@ class _in_file:
 def cmd_run(args, out):
     from .ptx.interp import WIDTH, inputs_needed, prepare, run_detailed
     name, text = _read_source(args.file)
+    if not re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S).strip():
+        raise CliError(f"{name}: nothing to run: the file has no instructions")
+    if args.entry is not None and not re.search(r"\.entry\b", text):
+        raise CliError(f"--entry {args.entry}: {name} is a snippet (it has no .entry); "
+                       "--entry picks a function of a module, leave it out")
     with _in_file(name):
         prog = prepare(text, entry=args.entry)
     needed = inputs_needed(prog)
@@ -561,13 +613,13 @@ def cmd_list(args, out):
     rows = _forms()
     if args.pattern:
         rows = [r for r in rows if all(_matches(p, r) for p in args.pattern)]
+    if not rows:
+        raise CliError(f"no form matches {' '.join(args.pattern)!r}")
     if args.json:
         json.dump([{"spelling": s, "min_ptx": v, "min_target": t, "section": sec}
                    for s, v, t, sec, _ in rows], out, indent=2)
         out.write("\n")
         return 0
-    if not rows:
-        raise CliError(f"no form matches {' '.join(args.pattern)!r}")
     w = max(len(r[0]) for r in rows)
     out.write(f"{'form':<{w}}  PTX   target  section\n")
     for s, v, t, sec, _ in rows:
@@ -862,6 +914,23 @@ def build_parser():
     return p
 
 
+def _parse(parser, argv):
+    """The command line, with options anywhere after the command (``eval SPELLING --json
+    OPERANDS``): the top level picks the command, its own parser reads the rest with
+    ``parse_intermixed_args``."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    k = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if k != 0 or argv[k] not in sub.choices:
+        return parser.parse_args(argv)          # --help, --version, a bad command
+    cmd = sub.choices[argv[k]]
+    if any(isinstance(a, argparse._SubParsersAction) or a.nargs == argparse.REMAINDER
+           for a in cmd._actions):
+        return parser.parse_args(argv)
+    args = cmd.parse_intermixed_args(argv[k + 1:])
+    args.command = argv[k]
+    return args
+
+
 def main(argv=None):
     """The ``ptxfp`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -870,7 +939,7 @@ def main(argv=None):
     try:
         if argv[:1] == ["verify"]:
             return cmd_verify(argparse.Namespace(args=argv[1:]), out)
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         if args.command is None:
             parser.print_help(out)
             return 2
