@@ -352,7 +352,7 @@ def cmd_check(args, out):
         if d.rule == "unmodeled" and not every:
             continue
         where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
-        out.write(f"{where} {d.severity}: {d.message} [{d.rule}]\n")
+        out.write(f"{where} {d.severity}: {_cli_words(d.message)} [{d.rule}]\n")
     if args.errors_only:
         return 1 if errors else 0
     if args.verbose >= 1 and counts:
@@ -365,6 +365,11 @@ def cmd_check(args, out):
               f"{report.unmodeled} not modeled"
               + ("" if args.verbose or not counts else " (-v: which)") + "\n")
     return 1 if errors else 0
+
+
+def _cli_words(message):
+    """A library message as the command line says it: --target/--version, not target=."""
+    return message.replace("pass target= and version=", "give --target and --version")
 
 
 def _check_target_version(target, version):
@@ -776,11 +781,12 @@ examples:
   ptxfp eval fma.rn.bf16 0x3F82 0x3FA0 0x0001      # the double-rounding witness: 0x3fa3
   ptxfp eval add.f16x2 1.0f16,2.0f16 0.5f16,0.25f16
   ptxfp eval cvt.rn.bf16x2.f32 1.0f32 3.0f32
-  ptxfp check kernel.ptx --target sm_90
-  ptxfp run examples/double_rounding.ptx --set a=0x3F82 b=0x3FA0 c=0x0001
-  ptxfp list bf16
+  echo 'fma.rn.oob.bf16' | ptxfp check - --target sm_80 --version 8.0
+  echo 'fma.rn.bf16 d, a, b, c;' | ptxfp run - --set a=0x3F82 b=0x3FA0 c=0x0001
+  ptxfp list bf16 fma
+  ptxfp gen add.rn.f16 -n 10 | head
 
-'ptxfp COMMAND --help' explains each command.
+'ptxfp COMMAND --help' explains each.
 """
 
 _EVAL_EPILOG = """\
@@ -823,15 +829,13 @@ Runs a snippet, or the one .entry of a module (--entry NAME picks one), over --t
 threads.  Every register (or entry parameter) the program reads before writing needs a value:
   --set REG=VALUE [VALUE ...]   one VALUE for all threads, or one per thread
 VALUEs are read as for 'ptxfp eval' (0x3c00, 1.5f16, 1.0f16,2.0f16 ...).  ld/st address one flat
-little-endian memory: --memory SIZE (zero bytes) or --memory FILE (its bytes).  Supported: the
-half/mixed add/sub/mul/fma forms, cvt, mov, ld/st (.global, .param), integer address arithmetic,
-setp/selp, guards and forward branches, ret/exit.
+little-endian memory: --memory SIZE (that many zero bytes: decimal 4096 or hex 0x1000) or
+--memory FILE (its bytes).  The instructions it runs (guards and forward branches included):
+{ops}
 
 examples:
-  ptxfp run examples/double_rounding.ptx --set a=1.015625bf16 b=1.25bf16 c=0x0001
-  ptxfp run examples/axpy.ptx --memory examples/axpy.bin --threads 4 \\
-        --set axpy_x=0 axpy_y=64 axpy_a=2.0bf16 axpy_n=4
-  ptxfp run snippet.ptx --set f0=1.0f32 2.0f32 3.0f32 --json
+  echo 'fma.rn.bf16 d, a, b, c;' | ptxfp run - --set a=1.015625bf16 b=1.25bf16 c=0x0001
+  echo 'cvt.rn.f16.f32 h, f;' | ptxfp run - --set f=1.0f32 2.0f32 3.0f32 --json
   ptxfp run kernel.ptx --entry f16_scalar --memory 4096 --threads 4 \\
         --set f16_scalar_param_0=0 f16_scalar_param_1=256 f16_scalar_param_2=512 \\
         --set f16_scalar_param_3=1024 f16_scalar_param_4=4
@@ -852,6 +856,21 @@ harness's own: 'ptxfp verify --help' shows them when the harness is installed.
 """
 
 
+def _eval_ops():
+    """The opcodes eval computes (the instruction table's)."""
+    from . import isa
+    return ", ".join(sorted(isa.OPCODES))
+
+
+def _run_ops():
+    """The instructions the interpreter runs, wrapped for the epilog."""
+    import textwrap
+    from .ptx import interp
+    ops = getattr(interp, "_COMPILERS", None)
+    names = ", ".join(sorted(ops)) if ops else "see docs/interpreter.md"
+    return textwrap.fill(names, 94, initial_indent="  ", subsequent_indent="  ")
+
+
 def build_parser():
     fmt = argparse.RawDescriptionHelpFormatter
     p = _Parser(prog=PROG, description="ptxfp: a bit-exact model of NVIDIA PTX half- and "
@@ -862,9 +881,9 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     e = sub.add_parser("eval", help="compute one instruction on operands",
-                       description="Compute one instruction (add/sub/mul/fma, mixed forms, cvt) "
-                       "and print the result bits and value per lane.", epilog=_EVAL_EPILOG,
-                       formatter_class=fmt)
+                       description="Compute one instruction and print the result bits and "
+                       "value per lane: every form 'ptxfp list' shows (" + _eval_ops() + ").",
+                       epilog=_EVAL_EPILOG, formatter_class=fmt)
     e.add_argument("spelling", metavar="SPELLING", help="e.g. fma.rn.relu.bf16x2")
     e.add_argument("operands", metavar="OPERAND", nargs="*", help="source operands")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -886,7 +905,7 @@ def build_parser():
 
     r = sub.add_parser("run", help="run PTX over threads and print the registers",
                        description="Execute straight-line PTX and print every register.",
-                       epilog=_RUN_EPILOG, formatter_class=fmt)
+                       epilog=_RUN_EPILOG.replace("{ops}", _run_ops()), formatter_class=fmt)
     r.add_argument("file", metavar="FILE", help="a PTX file, or - for stdin")
     r.add_argument("--set", metavar="REG=VALUE", nargs="+", action="extend", default=[],
                    help="an input register or parameter; more VALUEs give one per thread")
