@@ -108,3 +108,10 @@ def test_register_past_the_declared_range_names_the_range(capsys, tmp_path):
     f.write_text(MODULE)
     rc, out, _ = run(capsys, "check", f)
     assert rc == 1 and "'%h7'" in out and "%h<4> declares %h0 to %h3" in out
+
+
+def test_run_names_the_range_of_a_register_past_it(capsys, tmp_path):
+    f = tmp_path / "k.ptx"
+    f.write_text(MODULE)
+    rc, out, err = run(capsys, "run", f, "--set", "h1=1.0f16", "h2=1.0f16")
+    assert rc == 2 and ":7:11:" in err and "%h<4> declares %h0 to %h3" in err

@@ -499,6 +499,11 @@ def cmd_run(args, out):
                        "--entry picks a function of a module, leave it out")
     with _in_file(name):
         prog = prepare(text, entry=args.entry)
+    if "<" in text:                       # a register past a declared range %h<4>: say so
+        from .ptx.check import check
+        for d in check(text):
+            if d.rule == "undeclared" and " declares " in d.message:
+                raise CliError(f"{name}:{d.line}:{d.col}: {d.message}")
     needed = inputs_needed(prog)
     sets = _group_sets(args.set)
     types = {n: i.type for n, i in needed.items()}
