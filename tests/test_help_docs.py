@@ -74,7 +74,8 @@ def test_every_option_is_in_its_command_section():
 
 
 def test_every_public_name_is_in_api_md():
-    missing = [n for n in ptxfp.__all__ if not re.search(rf"`{re.escape(n)}\b|\b{re.escape(n)}\(", API)]
+    missing = [n for n in ptxfp.__all__
+               if not re.search(rf"`{re.escape(n)}\b|\b{re.escape(n)}\(", API)]
     assert not missing, f"public names missing from docs/api.md: {missing}"
 
 

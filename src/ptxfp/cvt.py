@@ -185,8 +185,8 @@ def convert(spelling: str | Instruction, *operands: Operand,
     .f16x2/.bf16x2 of shape (..., 2), lane 0 first, so ``[b, a]`` converted), or a NumPy
     scalar.  The element-wise view of the pair-making forms (sources a, b): one typed operand
     ``x`` of shape (..., 2) gives the pairs in their natural order, ``x[..., 0]`` converted
-    into element 0 of the result (``b = x[..., 0]``, ``a = x[..., 1]``).  ``out``: an array to write the result into, as in ``ptxfp.execute``; it is
-    returned.
+    into element 0 of the result (``b = x[..., 0]``, ``a = x[..., 1]``).  ``out``: an array to
+    write the result into, as in ``ptxfp.execute``; it is returned.
 
         >>> import numpy as np
         >>> convert("cvt.rn.bf16.f32", np.array([1.0, 1 + 2**-8, 3.4e38], np.float32))

@@ -195,13 +195,17 @@ def to_bits(values: ArrayLike, fmt: str) -> Bits:
       there is no zero to round to); zero, a negative value, a value that rounds above
       2**127, an infinity and NaN are its NaN 0xFF.
 
-    NaN gives the format's canonical NaN (``ptxfp.POLICY.canonical_nan(fmt)``).  ``values``: Python floats
-    and ints, or arrays of any real dtype.  Every value is rounded once, exactly: ``np.longdouble``
-    and integers beyond 2**53 are not rounded to float64 on the way.  A value beyond the format's
-    range rounds to an infinity of its sign (round-to-nearest overflow); one below half the
-    smallest subnormal rounds to a zero of its sign.  NaN becomes the canonical NaN of the
-    format (``ptxfp.POLICY.canonical_nan(fmt)``).  No NumPy warning is raised.  Returns a Python
-    int for a scalar, else a uint16 (f16, bf16) or uint32 (f32, f16x2, bf16x2) array.
+    A NaN value gives the canonical NaN of e4m3, e5m2 (``ptxfp.POLICY.canonical_nan(fmt)``)
+    and ue8m0.
+
+    ``values``: Python floats and ints, or arrays of any real dtype.  Every value is rounded
+    once, exactly: ``np.longdouble`` and integers beyond 2**53 are not rounded to float64 on the
+    way.  For f16/bf16/f32, a value beyond the format's range rounds to an infinity of its
+    sign (round-to-nearest overflow); one below half the smallest subnormal rounds to a zero of
+    its sign.  NaN becomes the canonical NaN of the format
+    (``ptxfp.POLICY.canonical_nan(fmt)``).  No NumPy warning is raised.  Returns a Python
+    int for a scalar, else a uint16 (f16, bf16), uint32 (f32, f16x2, bf16x2) or uint8 (the
+    small formats) array.
 
         >>> hex(to_bits(1.0, "bf16")), hex(to_bits(70000.0, "f16"))
         ('0x3f80', '0x7c00')
