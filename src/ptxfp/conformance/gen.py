@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, cast
 
 import numpy as np
 
@@ -71,4 +71,4 @@ def write_file(spelling: str, path: str | os.PathLike[str] | None, level: int = 
         out.flush()
         return total
     with open_output(path, "-o") as out:
-        return write(spelling, out, level, n, seed)
+        return write(spelling, cast(BinaryIO, out), level, n, seed)
