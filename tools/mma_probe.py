@@ -106,7 +106,6 @@ def gen_mma():
     out.append(mma_line((16, 8, 16), ("row", "col"), [], ("f16", "bf16", "bf16", "f16")))
     for shape in [(16, 8, 4), (16, 8, 8)]:
         out.append(mma_line(shape, ("row", "col"), [], ("f32", "tf32", "tf32", "f32")))
-    out.append(mma_line((16, 8, 16), ("row", "col"), [], ("f32", "tf32", "tf32", "f32")))
     for shape in [(16, 8, 16), (16, 8, 32)]:
         for a in ["e4m3", "e5m2"]:
             for b in ["e4m3", "e5m2"]:
@@ -219,6 +218,35 @@ def tcgen05_lines():
                 name = f"tcgen05.mma.cta_group::{cg}.kind::{kind}.block_scale" + (f".{sv}" if sv else "")
                 out.append((name, f"{name} [r0], q0, q1, r1, [r2], [r3], p0;"))
     return out
+
+
+def line_for(spelling):
+    """A probe line (operands of the right sizes) for any matrix spelling: mma.sync and
+    wgmma as written, tcgen05.mma without ptxfp's descriptor shape and types."""
+    toks = spelling.split(".")
+    shape = next((t for t in toks if re.fullmatch(r"m\d+n\d+k\d+", t)), None)
+    if toks[0] == "tcgen05":
+        if shape:
+            toks = toks[:toks.index(shape)]
+        name = ".".join(toks)
+        scaled = "block_scale" in toks
+        return f"{name} [r0], q0, q1, r1, " + ("[r2], [r3], " if scaled else "") + "p0;"
+    m, n, k = (int(x) for x in re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape).groups())
+    i = toks.index(shape)
+    rest = toks[i + 1:]
+    if toks[0] == "wgmma":
+        mods = [t for t in rest if t not in BITS]
+        tys = [t for t in rest if t in BITS]
+        tail = ".".join(t for t in mods if t in ("xor", "and", "popc"))
+        mods = [t for t in mods if t not in ("xor", "and", "popc")]
+        return wgmma_line(n, k, tys[0], tys[1], tys[2], mods=mods, tail=tail)[1]
+    lays = [t for t in rest if t in ("row", "col")]
+    tys = [t for t in rest if t in BITS]
+    stype = next((t for t in rest if t in ("ue8m0", "ue4m3")), None)
+    tail = ".".join(t for t in rest if t in ("xor", "and", "popc"))
+    mods = [t for t in rest if t not in BITS and t not in ("row", "col", "ue8m0", "ue4m3",
+                                                           "xor", "and", "popc")]
+    return mma_line((m, n, k), lays, mods, tuple(tys), stype, tail)[1]
 
 
 def make_ptx(lines, version, target):

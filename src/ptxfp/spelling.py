@@ -260,8 +260,10 @@ def parse(spelling: str) -> Instruction:
 #: the matrix opcodes, as the rows name them
 MATRIX_OPCODES = ("mma", "wgmma.mma_async", "tcgen05.mma")
 _MATRIX_ROWS: dict[str, list[Row]] = {}
+_MATRIX_BY_TYPES: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
 for _row in _mma.ROWS:
     _MATRIX_ROWS.setdefault(_row.opcode, []).append(_row)
+    _MATRIX_BY_TYPES.setdefault((_row.opcode, _row.types), []).append(_row)
 _MATRIX_TYPES = frozenset(t for r in _mma.ROWS for t in r.types)
 _MATRIX_MODS = frozenset(_mma.TOKEN_ORDER) | frozenset(_mma.TAIL_ORDER)
 _SHAPE_TOKENS = _mma.shape_tokens()
@@ -336,7 +338,7 @@ def parse_matrix(spelling: str) -> Instruction:
         if not tys:
             _fail(text, None, "missing-type", f"instruction '{opcode}' needs its types")
     if tys:
-        rows = [r for r in rows if r.types == tuple(tys)]
+        rows = _MATRIX_BY_TYPES.get((opcode, tuple(tys)), [])
         if not rows:
             ok = dict.fromkeys("." + ".".join(r.types) for r in _MATRIX_ROWS[opcode]
                                if shape is None or shape in r.matrix.shapes)  # type: ignore[union-attr]

@@ -23,6 +23,7 @@ stays out of ``isa.all_spellings()`` (the scalar forms) and its spellings are li
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import product
 from typing import Iterator
 
@@ -156,9 +157,8 @@ def _mma_rows() -> list[Row]:
             rows.append(_mma_row(shape, (d, a, b, d), req))
     # sm_120: kind::f8f6f4, and the block-scaled kinds
     for a, b, d in product(F8F6F4, F8F6F4, F16C):
-        req = _FP8 + _kind("f8f6f4")
-        if a not in F8 or b not in F8:
-            req += _FP6
+        # ptxas names the FP8 feature when both are fp8, the FP6/FP4 one otherwise
+        req = _kind("f8f6f4") + (_FP8 if a in F8 and b in F8 else _FP6)
         rows.append(_mma_row((16, 8, 32), (d, a, b, d), req, required=frozenset({"kind::f8f6f4"}),
                              kind="f8f6f4"))
     for a, b in product(F8F6F4, F8F6F4):
@@ -295,7 +295,7 @@ def _tcgen05_rows() -> list[Row]:
         for kind in ("f16", "tf32", "f8f6f4", "i8"):
             kreq = (_v(".kind::" + kind, (8, 6)),
                     _only(".kind::" + kind, ("sm_100a", "sm_101a", "sm_110a") if kind == "i8"
-                          else af))
+                          else af + SM120 if kind == "f8f6f4" else af))
             variants.append((kind, "", kreq, None, None))
         blk = (_v(".block_scale", (8, 6)), _only(".block_scale", af + SM120))
         b16 = (_v(".block16", (8, 8)), _only(".block16", af))
@@ -343,6 +343,7 @@ TOKEN_ORDER: tuple[str, ...] = ("mma_async", "sync", "aligned", "cta_group::1", 
 TAIL_ORDER = ("xor", "and", "popc")
 
 
+@lru_cache(maxsize=None)
 def shape_tokens(opcode: str | None = None) -> frozenset[str]:
     """Every shape token of the rows (of one opcode)."""
     return frozenset(_shape_token(s) for r in ROWS if opcode in (None, r.opcode)

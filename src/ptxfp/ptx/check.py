@@ -36,6 +36,8 @@ from typing import Iterable
 from .. import isa, types
 from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
+from ..isa.rows import only_targets
+from .mma_check import matrix_opcode, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
@@ -539,6 +541,9 @@ def spelling_verdict(spelling):
     toks = spelling.split(".")
     if any(t == "" for t in toks):
         return Verdict(spelling, None)
+    mv = matrix_verdict(spelling) if matrix_opcode(spelling) else None
+    if mv is not None:                            # mma, wgmma.mma_async, tcgen05.mma
+        return Verdict(spelling, "mma", mv[0], mv[1], (), "", (), mv[2])
     fam = _family(toks)
     if fam == "arith":
         return _check_arith(spelling, toks)
@@ -558,6 +563,10 @@ def requirement_messages(verdict, version, target):
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
             out.append(("min-target", msg))
+        elif kind.startswith("only:") and target is not None \
+                and target not in only_targets(kind):
+            # a feature ptxas takes on these targets only (the matrix forms)
+            out.append(("target-unsupported", msg.format(target=target)))
         elif kind.startswith("version@") and version is not None and sm is not None \
                 and sm == target_sm(kind.split("@")[1]) and version < thr:
             # a version that one target needs (fp8 cvt on sm_89: PTX 8.1)

@@ -1,0 +1,108 @@
+"""What ptxas 13.0 decides about a matrix spelling (mma.sync, wgmma.mma_async, tcgen05.mma):
+the rows' requirements (isa/mma.py) where the spelling is legal, else ptxas' own message for
+what is wrong (tests/data/ptxas/mma.jsonl, tools/mma_probe.py).  ``check()`` asks
+:func:`matrix_verdict` for every instruction whose name is a matrix opcode.
+"""
+
+from __future__ import annotations
+
+from ..errors import SpellingError
+from ..isa import mma as _mma
+from ..isa.rows import Require, Row
+from ..spelling import MATRIX_OPCODES, parse_matrix
+
+__all__ = ["matrix_opcode", "matrix_verdict"]
+
+
+def matrix_opcode(spelling: str) -> str | None:
+    """'mma', 'wgmma.mma_async' or 'tcgen05.mma' when the spelling names one, else None."""
+    toks = spelling.split(".")
+    for op in MATRIX_OPCODES:
+        n = op.count(".") + 1
+        if toks[:n] == op.split("."):
+            return op
+    return None
+
+
+def _feature(row: Row) -> str:
+    """ptxas' name of a wgmma row's instruction ('wgmma.mma_async with FP8 types')."""
+    for kind, _, msg in row.requires:
+        if kind.startswith("only:") and msg.startswith("Instruction 'wgmma"):
+            return msg.split("'")[1]
+    return "wgmma.mma_async"
+
+
+def _ptxas_error(op: str, spelling: str, e: SpellingError) -> str:
+    """ptxas' message for a matrix spelling the parser refuses."""
+    toks = spelling.split(".")[op.count(".") + 1:]
+    tok = (e.token or "").lstrip(".")
+    rule = e.rule
+    shape = next((t for t in toks if t[:1] == "m" and "n" in t and "k" in t
+                  and t.replace("m", "").replace("n", "").replace("k", "").isdigit()), None)
+    tys = [t for t in toks if t in _TYPES]
+    if rule == "missing-modifier" and "aligned" in str(e) and "required for" in str(e):
+        return f".aligned modifier required for instruction '{op}'"
+    if rule == "missing-modifier" and "sync" in str(e) and "required for" in str(e):
+        return f".sync modifier required for instruction '{op}'"
+    if rule == "unknown-modifier":
+        return f"Unknown modifier '.{tok}'"
+    if rule == "illegal-layout":
+        what = "mma with double types" if "f64" in tys else op
+        which = "alayout" if "alayout" in str(e) else "blayout"
+        return f"Illegal {which} '.{tok}' for instruction '{what}'"
+    if op == "mma" and rule in ("illegal-type", "illegal-shape") and shape and len(tys) == 4 \
+            and tys[1] == tys[2] == "f16" and tys[0] != tys[3]:
+        return (f".dtype must be '.{tys[3]}' when .ctype is '.{tys[3]}' for 'mma' instruction "
+                f"with shape '.{shape}'")
+    if rule == "illegal-type":
+        return f"Unexpected instruction types specified for '{op}'"
+    if rule == "illegal-shape":
+        if op == "wgmma.mma_async":
+            if shape not in _mma.shape_tokens(op):
+                return f"Unknown modifier '.{shape}'"
+            rows = [r for r in _mma.ROWS if r.opcode == op and r.types == tuple(tys)]
+            return (f"Illegal matrix shape '.{shape}' for instruction "
+                    f"'{_feature(rows[0]) if rows else op}'")
+        return f"Illegal matrix shape '.{shape}' for instruction '{op}'"
+    mods = set(toks)
+    if "b1" in tys and not ({"xor", "and"} & mods) and op == "mma":
+        return f"Unexpected number of operations specified for mma with shape '.{shape}'"
+    if "b1" in tys and op == "wgmma.mma_async":
+        return (f"Incorrect operations specified for wgmma.mma_async with boolean type with "
+                f"shape '.{shape}'")
+    kind = next((t for t in toks if t.startswith("kind::")), None)
+    sv = next((t for t in toks if t.startswith("scale_vec::")), None)
+    if kind == "kind::mxf4nvf4" and sv is None and "block16" not in mods and "block32" not in mods:
+        return (".scale_vec_size modifier required for instruction 'mma'" if op == "mma" else
+                "Modifier '.kind::mxf4nvf4' requires modifier '.scale_vectorsize' for "
+                "instruction 'tcgen05.mma'")
+    if kind and sv:
+        if op == "tcgen05.mma":
+            return f"Modifier '.{kind}' cannot be combined with modifier '.{sv}'"
+        if kind == "kind::mxf4":
+            return f"Modifier '.{sv}' cannot be combined with modifier '.{kind}'"
+        stype = tys[-1] if len(tys) == 5 else None
+        if kind == "kind::mxf4nvf4" and stype:
+            return f"Illegal modifier '.{kind}' for instruction 'mma' with type '.{stype}'"
+        return f"Illegal modifier '.{sv}' for instruction 'mma'"
+    return str(e)
+
+
+_TYPES = frozenset(t for r in _mma.ROWS for t in r.types)
+
+
+def matrix_verdict(spelling: str) -> tuple[tuple[tuple[str, str], ...], tuple[Require, ...],
+                                           Row | None] | None:
+    """(errors as (rule, ptxas' message), requirements, row) of one matrix spelling, or None
+    where it has a token the rows do not model (tcgen05.mma.ws, mma.sp, .collector_usage:
+    check() then treats it as an instruction ptxfp does not model)."""
+    op = matrix_opcode(spelling)
+    if op is None:
+        return None
+    try:
+        ins = parse_matrix(spelling)
+    except SpellingError as e:
+        if e.rule == "unknown-modifier":
+            return None
+        return ((e.rule or "illegal-spelling", _ptxas_error(op, spelling, e)),), (), None
+    return (), ins.row.requires, ins.row
