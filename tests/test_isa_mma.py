@@ -225,3 +225,61 @@ def test_sampled_canonical_spellings_against_live_ptxas():
                 assert mine.get(i, set()) == theirs, (v, t, s, sorted(theirs), sorted(mine.get(i, ())))
                 agree += 1
     print(f"live: {agree} (spelling, pair) cases agree with ptxas")
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. the CLI: list and eval
+
+def _cli(capsys, *argv):
+    from ptxfp.cli import main
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_lists_the_matrix_forms(capsys):
+    rc, out, _ = _cli(capsys, "list", "wgmma*", "--json")
+    rows = json.loads(out)
+    assert rc == 0 and len(rows) == sum(1 for s in isa.canonical_spellings("mma")
+                                        if s.startswith("wgmma"))
+    assert all(r["min_target"] == "sm_90a" for r in rows)
+    rc, out, _ = _cli(capsys, "list", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
+    lines = out.splitlines()
+    assert rc == 0 and lines[1].split()[1:3] == ["7.0", "sm_80"] and lines[-1] == "1 forms"
+    rc, out, _ = _cli(capsys, "list", "tcgen05*kind::mxf4nvf4*", "--json")
+    assert rc == 0 and {r["min_target"] for r in json.loads(out)} == {"sm_100a"}
+    rc, out, _ = _cli(capsys, "list", "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32", "--json")
+    assert [(r["min_ptx"], r["min_target"]) for r in json.loads(out)] == [("6.4", "sm_70")]
+
+
+def test_cli_eval_of_a_matrix_form(capsys, monkeypatch, tmp_path):
+    import numpy as np
+    s = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    if getattr(ptxfp, "mma", None) is None:
+        rc, out, err = _cli(capsys, "eval", s, "--seed", 1)
+        assert rc == 2 and "ptxfp.mma" in err and len(err.strip().splitlines()) == 1
+        calls = []
+
+        def fake(form, a, b, c, *, target, **kw):
+            calls.append((form, target))
+            return (np.asarray(a, np.float64) @ np.asarray(b, np.float64)
+                    + np.asarray(c, np.float64)).astype(np.float32)
+        monkeypatch.setattr(ptxfp, "mma", fake, raising=False)
+    rc, out, err = _cli(capsys, "eval", s, "--seed", 1, "--target", "sm_90")
+    assert rc == 0, err
+    assert out.splitlines()[0].startswith(s) and "d[0, :8]" in out
+    import ml_dtypes
+    a = np.ones((16, 16), ml_dtypes.bfloat16)
+    b = np.ones((16, 8), ml_dtypes.bfloat16)
+    c = np.zeros((16, 8), np.float32)
+    for n, x in zip("abc", (a, b, c)):
+        np.save(tmp_path / f"{n}.npy", x)
+    rc, out, err = _cli(capsys, "eval", s, f"@{tmp_path / 'a.npy'}", f"@{tmp_path / 'b.npy'}",
+                        f"@{tmp_path / 'c.npy'}", "--json")
+    assert rc == 0, err
+    d = json.loads(out)["d"]
+    assert d[0][0] == 16.0 and len(d) == 16 and len(d[0]) == 8
+    rc, _, err = _cli(capsys, "eval", s, "@nope.npy", "@nope.npy", "@nope.npy")
+    assert rc == 2 and "no such file" in err
+    rc, _, err = _cli(capsys, "eval", s, "1.0f32")
+    assert rc == 2 and len(err.strip().splitlines()) == 1

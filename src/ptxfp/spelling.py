@@ -71,6 +71,8 @@ class Instruction:
     @property
     def min_target(self) -> str:
         """The lowest target: the first of the row's only targets where it has a list."""
+        if self.row.matrix is not None:
+            return _mma.min_target(self.row)
         return self.row.targets[0] if self.row.targets else "sm_%d" % self.min_sm
 
     @property

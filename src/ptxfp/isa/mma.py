@@ -202,6 +202,22 @@ def _mma_rows() -> list[Row]:
     return rows
 
 
+def min_target(row: Row) -> str:
+    """The lowest target a matrix row assembles for: the first of its 'only:' targets (all
+    of them agree, at sm_N or higher where a 'target' requirement says so), else sm_N."""
+    sm = row.min_sm
+    lists = [set(k.split(":", 1)[1].split(",")) for k, _, _ in row.requires
+             if k.startswith("only:")]
+    if not lists:
+        # mma.sync came with sm_70 (manual 9.7.14.5.14); ptxas 13.0 has no lower target to
+        # ask, so the m8n8k4 rows carry no target requirement of their own
+        return "sm_%d" % max(sm, 70 if row.opcode == "mma" else sm)
+    ok = set.intersection(*lists)
+    order = [t for t in SM100_A + SM100_F + SM120 + ("sm_90a",) if t in ok]
+    best = sorted(order, key=lambda t: (int(t[3:].rstrip("af")), t[-1] != "a"))
+    return best[0] if best else sorted(ok)[0]
+
+
 # ---------------------------------------------------------------------------------------------
 # wgmma.mma_async.sync.aligned (sm_90a)
 
