@@ -336,14 +336,16 @@ def parse_matrix(spelling: str) -> Instruction:
                 _fail(text, None, "missing-modifier",
                       f".{need} modifier required for instruction '{opcode}'")
         if shape is None:
-            _fail(text, None, "missing-shape", f"shape modifier required for instruction '{opcode}'")
+            _fail(text, None, "missing-shape",
+                  f"shape modifier required for instruction '{opcode}'")
         if not tys:
             _fail(text, None, "missing-type", f"instruction '{opcode}' needs its types")
     if tys:
         rows = _MATRIX_BY_TYPES.get((opcode, tuple(tys)), [])
         if not rows:
-            ok = dict.fromkeys("." + ".".join(r.types) for r in _MATRIX_ROWS[opcode]
-                               if shape is None or shape in r.matrix.shapes)  # type: ignore[union-attr]
+            ok = dict.fromkeys(
+                "." + ".".join(r.types) for r in _MATRIX_ROWS[opcode]
+                if shape is None or shape in r.matrix.shapes)  # type: ignore[union-attr]
             _fail(text, "." + ".".join(tys), "illegal-type",
                   f"illegal types '.{'.'.join(tys)}' for '{opcode}'"
                   + (f" with shape '.{shape_tok}'" if shape_tok else "")
@@ -362,14 +364,15 @@ def parse_matrix(spelling: str) -> Instruction:
     by_mods = [r for r in rows if r.required <= mset <= r.modifiers]
     if not by_mods:
         allowed = set().union(*(r.modifiers for r in rows))
-        bad = [m for m in mods if m not in allowed]
-        if bad:
-            _fail(text, "." + bad[0], "illegal-modifier",
-                  f".{bad[0]} is not allowed with this '{opcode}' form")
-        need = sorted(set.intersection(*(set(r.required) for r in rows)) - mset) if rows else []
-        if need:
+        extra = [m for m in mods if m not in allowed]
+        if extra:
+            _fail(text, "." + extra[0], "illegal-modifier",
+                  f".{extra[0]} is not allowed with this '{opcode}' form")
+        missing = sorted(set.intersection(*(set(r.required) for r in rows)) - mset) \
+            if rows else []
+        if missing:
             _fail(text, None, "missing-modifier",
-                  f"'{opcode}' needs {_dotted(need)} here")
+                  f"'{opcode}' needs {_dotted(missing)} here")
         _fail(text, _dotted(mods), "illegal-combination",
               f"modifiers {_dotted(mods)} cannot be combined on this '{opcode}' form")
     row = by_mods[0]

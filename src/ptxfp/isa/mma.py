@@ -105,8 +105,8 @@ def _scale_vec(n: int) -> tuple[Require, ...]:
 def _mma_operands(shape: tuple[int, int, int], types: tuple[str, ...],
                   block: bool) -> tuple[Operand, ...]:
     d, a, b, c = types[:4]
-    ops = (Operand("d", d, _cls(d)), Operand("a", a, _cls(a)), Operand("b", b, _cls(b)),
-           Operand("c", c, _cls(c)))
+    ops: tuple[Operand, ...] = (Operand("d", d, _cls(d)), Operand("a", a, _cls(a)),
+                                Operand("b", b, _cls(b)), Operand("c", c, _cls(c)))
     if block:
         ops += (Operand("scale-a-data", "b32", "b32"), Operand("selector-a", "u16", "u16"),
                 Operand("scale-b-data", "b32", "b32"), Operand("selector-b", "u16", "u16"))
@@ -119,7 +119,8 @@ def _cls(ty: str) -> str:
 
 
 def _mma_row(shape: tuple[int, int, int], types: tuple[str, ...], requires: tuple[Require, ...],
-             layouts: tuple[tuple[str, str], ...] = (("row", "col"),), mods: frozenset[str] = frozenset(),
+             layouts: tuple[tuple[str, str], ...] = (("row", "col"),),
+             mods: frozenset[str] = frozenset(),
              required: frozenset[str] = frozenset(), kind: str | None = None,
              scale_vecs: tuple[str, ...] = (), scale_default: int | None = None,
              stype: str | None = None, bitop: str | None = None) -> Row:
@@ -149,7 +150,7 @@ def _mma_rows() -> list[Row]:
     # fp8 (sm_89): an f16 accumulator and the k16 shape came with PTX 8.7
     for shape in ((16, 8, 16), (16, 8, 32)):
         for a, b, d in product(F8, F8, F16C):
-            req = _FP8
+            req: tuple[Require, ...] = _FP8
             if shape == (16, 8, 16):
                 req += (_v("mma with FP8 floating point type and .m16n8k16 shape", (8, 7)),)
             if d == "f16":
@@ -175,7 +176,8 @@ def _mma_rows() -> list[Row]:
     for st, n in (("ue8m0", 2), ("ue4m3", 4)):
         rows.append(_mma_row((16, 8, 64), ("f32", "e2m1", "e2m1", "f32", st),
                              _BLOCK + _kind("mxf4nvf4") + _scale_vec(n),
-                             required=frozenset({"kind::mxf4nvf4", "block_scale", f"scale_vec::{n}X"}),
+                             required=frozenset({"kind::mxf4nvf4", "block_scale",
+                                                 f"scale_vec::{n}X"}),
                              kind="mxf4nvf4", scale_vecs=(f"scale_vec::{n}X",), scale_default=n,
                              stype=st))
     # f64
@@ -187,7 +189,7 @@ def _mma_rows() -> list[Row]:
     for shapes, tys in ((((8, 8, 16), (16, 8, 16), (16, 8, 32)), I8),
                         (((8, 8, 32), (16, 8, 32), (16, 8, 64)), I4)):
         for shape, a, b in product(shapes, tys, tys):
-            req = (_MMA,) + need[shape]
+            req = (_MMA,) + tuple(need[shape])
             for t in dict.fromkeys((a, b)):
                 if t in I4:
                     req += (_t("." + t, 75),)
@@ -195,7 +197,8 @@ def _mma_rows() -> list[Row]:
     for shape, op in product(((8, 8, 128), (16, 8, 128), (16, 8, 256)), ("xor", "and")):
         req = (_MMA,) + need[shape] + (_t(".b1", 75),)
         if op == "and":
-            req += (version("Modifier '.and' on 'mma' requires PTX ISA .version 7.1 or later", (7, 1)),
+            req += (version("Modifier '.and' on 'mma' requires PTX ISA .version 7.1 or later",
+                            (7, 1)),
                     target("Modifier '.and' on 'mma' requires .target sm_80 or higher", 80))
         rows.append(_mma_row(shape, ("s32", "b1", "b1", "s32"), req,
                              required=frozenset({op, "popc"}), bitop=op))
@@ -237,8 +240,8 @@ def _wgmma_row(n: int, k: int, types: tuple[str, str, str], req: tuple[Require, 
                bitop: str | None = None) -> Row:
     d, a, b = types
     base = frozenset({"sync", "aligned"})
-    ops = (Operand("d", d, _cls(d)), Operand("a", a, "b64"), Operand("b", b, "b64"),
-           Operand("scale-d", "pred", "pred"))
+    ops: tuple[Operand, ...] = (Operand("d", d, _cls(d)), Operand("a", a, "b64"),
+                                Operand("b", b, "b64"), Operand("scale-d", "pred", "pred"))
     if a in ("f16", "bf16", "tf32", "e4m3", "e5m2"):
         ops += (Operand("imm-scale-a", "s32", "s32"), Operand("imm-scale-b", "s32", "s32"))
     if a in ("f16", "bf16"):
@@ -260,10 +263,12 @@ def _wgmma_rows() -> list[Row]:
             rows.append(_wgmma_row(n, 32, (d, a, b), _wgmma_req("FP8 types")))
     for n in WGMMA_N_INT:
         for a, b in product(I8, I8):
-            req = _wgmma_req("integer types") if a == b else _wgmma_req("mixed integer types", (8, 4))
+            req = _wgmma_req("integer types") if a == b \
+                else _wgmma_req("mixed integer types", (8, 4))
             rows.append(_wgmma_row(n, 32, ("s32", a, b), req, mods=frozenset({"satfinite"})))
         rows.append(_wgmma_row(n, 256, ("s32", "b1", "b1"), _wgmma_req("boolean type")
-                               + (_t(".b1", 75),), required=frozenset({"and", "popc"}), bitop="and"))
+                               + (_t(".b1", 75),), required=frozenset({"and", "popc"}),
+                               bitop="and"))
     return rows
 
 
@@ -309,13 +314,14 @@ def _tcgen05_rows() -> list[Row]:
                   _v("." + cta, (8, 6)), _only("." + cta, af))
         variants: list[tuple[str, str, tuple[Require, ...], int | None, str | None]] = []
         for kind in ("f16", "tf32", "f8f6f4", "i8"):
-            kreq = (_v(".kind::" + kind, (8, 6)),
+            kreq: tuple[Require, ...] = (_v(".kind::" + kind, (8, 6)),
                     _only(".kind::" + kind, ("sm_100a", "sm_101a", "sm_110a") if kind == "i8"
                           else af + SM120 if kind == "f8f6f4" else af))
             variants.append((kind, "", kreq, None, None))
         blk = (_v(".block_scale", (8, 6)), _only(".block_scale", af + SM120))
         b16 = (_v(".block16", (8, 8)), _only(".block16", af))
         b32 = (_v(".block32", (8, 8)), _only(".block32", af))
+        svs: tuple[tuple[str, int, tuple[Require, ...]], ...]
         for kind, svs in (("mxf8f6f4", (("", 1, b32), ("scale_vec::1X", 1, _scale_vec(1)),
                                         ("block32", 1, b32))),
                           ("mxf4", (("", 2, b32), ("scale_vec::2X", 2, _scale_vec(2)),
@@ -324,10 +330,12 @@ def _tcgen05_rows() -> list[Row]:
                                         ("scale_vec::4X", 4, _scale_vec(4)),
                                         ("block32", 2, b32), ("block16", 4, b16)))):
             for sv, n, sreq in svs:
-                for st in (("ue8m0", "ue4m3") if kind == "mxf4nvf4" and n == 4 else ("ue8m0",)):
-                    variants.append((kind, sv, _kind(kind) + blk + sreq, n, st))
-        for kind, sv, kreq, n, st in variants:
-            required = {"kind::" + kind} | ({"block_scale"} if n else set()) | ({sv} if sv else set())
+                for scale in (("ue8m0", "ue4m3") if kind == "mxf4nvf4" and n == 4 else ("ue8m0",)):
+                    variants.append((kind, sv, _kind(kind) + blk + sreq, n, scale))
+        for kind, sv, kreq, nv, st in variants:
+            n = nv or 0
+            required = {"kind::" + kind} | ({"block_scale"} if n else set()) \
+                | ({sv} if sv else set())
             ops: tuple[Operand, ...] = (Operand("d", "b32", "b32"), Operand("a", "b64", "b64"),
                                         Operand("b", "b64", "b64"), Operand("idesc", "b32", "b32"))
             if n:
@@ -340,7 +348,7 @@ def _tcgen05_rows() -> list[Row]:
                                 (Operand("d", types[0], "b32"),) + ops[1:],
                                 common + kreq, SECTION["tcgen05.mma"],
                                 matrix=Matrix(tcgen05_shapes(cg, kind), (), kind,
-                                              (sv,), n, st, None, cg, types_written=False)))
+                                              (sv,), nv, st, None, cg, types_written=False)))
     return rows
 
 
@@ -398,7 +406,7 @@ def spellings(opcode: str | None = None) -> Iterator[tuple[Row, str]]:
         mx = row.matrix
         assert mx is not None
         opt = sorted(row.modifiers - row.required)
-        optional = [frozenset()] + [frozenset({o}) for o in opt]
+        optional: list[frozenset[str]] = [frozenset()] + [frozenset({o}) for o in opt]
         if row.opcode == "tcgen05.mma":
             yield row, canonical(row, with_types=True)
             continue

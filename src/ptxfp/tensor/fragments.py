@@ -231,5 +231,5 @@ def scatter(form: MmaForm | str, operand: str, matrix: Any) -> NDArray[Any]:
     mask = np.uint64((1 << fr.elem_bits) - 1) if fr.elem_bits < 64 else np.uint64(2**64 - 1)
     elems = mat.astype(np.uint64)[..., t, r, c] & mask              # (..., 32, regs, per)
     shifts = (np.arange(fr.per_reg, dtype=np.uint64) * np.uint64(fr.elem_bits))
-    words = np.bitwise_or.reduce(elems << shifts, axis=-1)
+    words: NDArray[Any] = np.bitwise_or.reduce(elems << shifts, axis=-1)
     return words.astype(np.uint64 if fr.reg_bits == 64 else np.uint32)
