@@ -37,7 +37,7 @@ from .. import isa, types
 from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.rows import only_targets
-from .mma_check import matrix_opcode, matrix_verdict
+from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
@@ -710,6 +710,13 @@ class _Checker:
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             return
         self.modeled += 1
+        if self.prog.kind != "spelling" and v.family == "mma" and v.form is not None:
+            # the matrix forms: fragment vectors and operand counts (ptx/mma_check.py)
+            errs = matrix_operand_errors(ins.opcode_spelling, list(ins.operands))
+            for rule, msg in errs:
+                self.add("error", ins.line, ins.col, msg, rule, msg)
+            if errs:
+                return
         if self.prog.kind != "spelling" and v.slots:
             # ptxas matches the operands first: when they do not fit the types written, it
             # says so ("Arguments mismatch") and nothing about the modifiers
