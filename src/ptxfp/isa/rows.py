@@ -216,7 +216,10 @@ class Row:
 
     def modifier_sets(self) -> Iterator[frozenset[str]]:
         """Every modifier combination this row accepts."""
-        free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
+        # (a matrix row's tokens, .satfinite aside, are not in MODIFIER_ORDER: after it)
+        free = sorted(self.modifiers - self.required,
+                      key=lambda m: (MODIFIER_ORDER.index(m), "") if m in MODIFIER_ORDER
+                      else (len(MODIFIER_ORDER), m))
         for k in range(len(free) + 1):
             for extra in combinations(free, k):
                 yield frozenset(self.required | set(extra))
