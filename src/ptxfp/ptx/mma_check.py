@@ -6,6 +6,8 @@ what is wrong (tests/data/ptxas/mma.jsonl, tools/mma_probe.py).  ``check()`` ask
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ..errors import SpellingError
 from ..isa import mma as _mma
 from ..isa.rows import Require, Row
@@ -112,60 +114,74 @@ def matrix_verdict(spelling: str) -> tuple[tuple[tuple[str, str], ...], tuple[Re
 _MMA_VECTOR_SIZES = (1, 2, 4, 8)
 
 
+@lru_cache(maxsize=4096)
+def _operand_plan(spelling: str) -> tuple[str, tuple[int, ...], object, int, int, str]:
+    """What the operands of a legal matrix spelling must be: (opcode, the accepted operand
+    counts, the fragment vector sizes (mma: d, a, b, c) or the wgmma feature name, the wgmma
+    D vector size, its A-in-registers size, the element type of A)."""
+    from ..spelling import mma_form
+    from ..tensor.fragments import fragment
+
+    ins = parse_matrix(spelling)
+    row, op = ins.row, ins.opcode
+    mx = row.matrix
+    assert mx is not None and ins.shape is not None
+    if op == "tcgen05.mma":
+        return op, ((7,) if mx.scale_default is not None else (5, 6, 7)), None, 0, 0, ""
+    if op == "mma":
+        f = mma_form(str(ins))
+        sizes = tuple(fragment(f, o).regs for o in "dabc")
+        return op, (8 if f.block_scaled else 4,), sizes, 0, 0, f.atype
+    m, n, k = ins.shape
+    d, a = row.types[0], row.types[1]
+    bits = {"f16": 16, "bf16": 16, "tf32": 32}.get(a, 8 if a != "b1" else 1)
+    return (op, (), _feature(row), m * n * (16 if d == "f16" else 32) // (128 * 32),
+            m * k * bits // (128 * 32), a)
+
+
 def matrix_operand_errors(spelling: str, operands: list[object]) -> list[tuple[str, str]]:
     """ptxas' complaints about the operands of a legal matrix instruction: their count
     ("Arguments mismatch"), a scalar where a fragment vector belongs ("Vector expected for
     argument N"), a vector of the wrong size ("Argument vector size mismatch", and for mma
     "Illegal vector size: N" past 1, 2, 4, 8).  Register types are not checked (ptxas 13.0
     takes .b32 registers for .f32 fragments)."""
-    from ..tensor.fragments import fragment
     from .reader import Vec
 
-    ins = parse_matrix(spelling)
-    row, op = ins.row, ins.opcode
-    mx = row.matrix
-    assert mx is not None and ins.shape is not None
+    op, counts, sizes, want_d, want_a, a = _operand_plan(spelling)
 
     def vec(o: object) -> int | None:
         return len(o.items) if isinstance(o, Vec) and o.brackets == "{}" else None
 
     out: list[tuple[str, str]] = []
     if op == "tcgen05.mma":
-        ok = (7,) if mx.scale_default is not None else (5, 6, 7)
-        if len(operands) not in ok:
+        if len(operands) not in counts:
             out.append(("operand-count", "Arguments mismatch for instruction 'tcgen05.mma'"))
         return out
     if op == "mma":
-        from ..spelling import mma_form
-        f = mma_form(str(ins))
-        if len(operands) != (8 if f.block_scaled else 4):
+        assert isinstance(sizes, tuple)
+        if len(operands) not in counts:
             return [("operand-count", "Arguments mismatch for instruction 'mma'")]
-        for i, o in enumerate("dabc"):
+        for i, want in enumerate(sizes):
             n = vec(operands[i])
             if n is None:
                 out.append(("vector-operand", f"Vector expected for argument {i}"))
                 continue
             if n not in _MMA_VECTOR_SIZES:
                 out.append(("vector-size", f"Illegal vector size: {n}"))
-            if n != fragment(f, o).regs:
+            if n != want:
                 out.append(("vector-size", "Argument vector size mismatch for instruction 'mma'"))
         return list(dict.fromkeys(out))
     # wgmma.mma_async: d {regs}, a-desc or {a regs}, b-desc, scale-d, then the immediates
-    m, n, k = ins.shape
-    d, a = row.types[0], row.types[1]
-    bits = {"f16": 16, "bf16": 16, "tf32": 32}.get(a, 8 if a != "b1" else 1)
     a_regs = len(operands) > 1 and vec(operands[1]) is not None
     count = 4 + (2 if a in ("f16", "bf16", "tf32", "e4m3", "e5m2") else 0) \
         + ((1 if a_regs else 2) if a in ("f16", "bf16") else 0)
     if len(operands) != count:
         return [("operand-count", "Arguments mismatch for instruction 'wgmma.mma_async'")]
-    feature = _feature(row)
-    want_d = m * n * (16 if d == "f16" else 32) // (128 * 32)
     nd = vec(operands[0])
     if nd is None:
         out.append(("vector-operand", "Vector expected for argument 0"))
     elif nd != want_d:
-        out.append(("vector-size", f"Argument vector size mismatch for instruction '{feature}'"))
-    if a_regs and vec(operands[1]) != m * k * bits // (128 * 32):
-        out.append(("vector-size", f"Argument vector size mismatch for instruction '{feature}'"))
+        out.append(("vector-size", f"Argument vector size mismatch for instruction '{sizes}'"))
+    if a_regs and vec(operands[1]) != want_a:
+        out.append(("vector-size", f"Argument vector size mismatch for instruction '{sizes}'"))
     return list(dict.fromkeys(out))
