@@ -273,6 +273,10 @@ def cmd_eval(args, out):
         if hint is None:
             raise
         raise CliError(f"{' '.join(str(e).split())} (did you mean '{hint}'?)") from e
+    if form.row.matrix is not None:
+        return _eval_matrix(form, args, out)
+    if args.seed is not None or args.target is not None:
+        raise CliError("--seed and --target are for the matrix forms (mma, wgmma, tcgen05.mma)")
     names, fmts = form.operand_names, form.operand_formats
     if len(args.operands) != len(names):
         raise CliError(f"'{form.spelling}' takes {len(names)} operand"
@@ -297,6 +301,119 @@ def cmd_eval(args, out):
     tw = max(len(r[1]) for r in rows)
     for n, f, v, w in rows:
         out.write(f"  {n}  {f:<{tw}}  {_hex(v, w):<10}  {decode(v, f)}\n")
+    return 0
+
+
+#: the element types of matrix operands drawn at random by ``eval --seed``: (lo, hi) of
+#: the integers, else floats in [-2, 2) rounded to the type
+_MATRIX_INT = {"s8": (-128, 128), "u8": (0, 256), "s4": (-8, 8), "u4": (0, 16), "b1": (0, 2),
+               "s32": (-1000, 1000)}
+
+
+def _matrix_random(ty, shape, rng):
+    """Random operand of element type ``ty``: integers, or float bits of the type."""
+    import ml_dtypes
+    if ty in _MATRIX_INT:
+        lo, hi = _MATRIX_INT[ty]
+        return rng.integers(lo, hi, size=shape).astype(np.int64)
+    if ty in ("ue8m0",):
+        return rng.integers(124, 131, size=shape).astype(np.uint8)
+    fl = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
+          "tf32": np.float32, "f64": np.float64, "e4m3": ml_dtypes.float8_e4m3fn,
+          "e5m2": ml_dtypes.float8_e5m2, "e3m2": ml_dtypes.float6_e3m2fn,
+          "e2m3": ml_dtypes.float6_e2m3fn, "e2m1": ml_dtypes.float4_e2m1fn,
+          "ue4m3": ml_dtypes.float8_e4m3fn}[ty]
+    v = rng.uniform(0.25 if ty == "ue4m3" else -2, 2, size=shape).astype(fl)
+    if ty == "tf32":
+        v = (v.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    return v
+
+
+def _matrix_operand(text, what, ty):
+    if not text.startswith("@"):
+        raise CliError(f"{what}: a matrix operand is @FILE.npy (or use --seed N), got {text!r}")
+    path = text[1:]
+    try:
+        x = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise CliError(f"{what}: {path}: no such file") from None
+    except (OSError, ValueError) as e:
+        raise CliError(f"{what}: {path}: not a .npy array ({e})") from None
+    if x.dtype.kind == "V":
+        # NumPy saves the ml_dtypes floats (bfloat16, float8_*) as raw bytes: read them as
+        # the operand's type where the width fits, else as its bits
+        typed = _matrix_random(ty, (0,), np.random.default_rng(0)).dtype
+        x = x.view(typed if typed.itemsize == x.dtype.itemsize
+                   else {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[x.dtype.itemsize])
+    return x
+
+
+def _matrix_summary(x):
+    a = np.asarray(x)
+    if a.dtype.kind == "f" or a.dtype.name in ("bfloat16",) or "float8" in a.dtype.name:
+        f = a.astype(np.float64)
+        fin = f[np.isfinite(f)]
+        rng = (f"min {fin.min():.6g}  max {fin.max():.6g}" if fin.size else "no finite value")
+        return (f"{a.dtype.name} {'x'.join(map(str, a.shape))}  {rng}  "
+                f"nan {int(np.isnan(f).sum())}  inf {int(np.isinf(f).sum())}")
+    return (f"{a.dtype.name} {'x'.join(map(str, a.shape))}  min {a.min()}  max {a.max()}"
+            if a.size else f"{a.dtype.name} empty")
+
+
+def _eval_matrix(ins, args, out):
+    """``ptxfp eval`` of a matrix spelling: A, B, C (and the scale factors) from --seed or
+    @FILE.npy operands, D through ``ptxfp.mma``."""
+    from . import spelling
+    f = spelling.mma_form(str(ins) if ins.descriptor else args.spelling)
+    import ptxfp
+    mma = getattr(ptxfp, "mma", None)
+    if mma is None:
+        raise CliError("this build has no ptxfp.mma (the tensor-core numerics): the matrix "
+                       "forms parse and check, but eval needs ptxfp.mma")
+    names = ["a", "b", "c"] + (["scale_a", "scale_b"] if f.block_scaled else [])
+    blk = f.scale_block or 1
+    shapes = {"a": (f.m, f.k), "b": (f.k, f.n), "c": (f.m, f.n),
+              "scale_a": (f.m, f.k // blk), "scale_b": (f.k // blk, f.n)}
+    tys = {"a": f.atype, "b": f.btype, "c": f.ctype, "scale_a": f.scale_type,
+           "scale_b": f.scale_type}
+    if args.seed is not None:
+        if args.operands:
+            raise CliError("--seed draws the operands: give no OPERAND with it")
+        rng = np.random.default_rng(args.seed)
+        ops = {n: _matrix_random(tys[n], shapes[n], rng) for n in names}
+    else:
+        if len(args.operands) != len(names):
+            raise CliError(f"'{f.spelling}' takes {len(names)} matrix operands "
+                           f"({', '.join(names)}) as @FILE.npy, or --seed N; "
+                           f"got {len(args.operands)}")
+        ops = {n: _matrix_operand(t, n, tys[n]) for n, t in zip(names, args.operands)}
+    target = args.target or (ins.min_target.rstrip("af") if ins.min_sm > 90
+                             or ins.min_target.endswith(("a", "f")) else "sm_90")
+    extra = {k: ops[k] for k in ("scale_a", "scale_b") if k in ops}
+    d = mma(f, ops["a"], ops["b"], ops["c"], target=target, **extra)
+    if args.json:
+        json.dump({"spelling": f.spelling, "min_ptx": ins.min_ptx_str,
+                   "min_target": ins.min_target, "target": target,
+                   "shape": [f.m, f.n, f.k],
+                   "d": np.asarray(d).astype(np.float64).tolist()
+                   if np.asarray(d).dtype.kind == "f" or "float" in np.asarray(d).dtype.name
+                   else np.asarray(d).tolist()}, out, indent=None)
+        out.write("\n")
+        return 0
+    out.write(f"{f.spelling}   (PTX {ins.min_ptx_str}, {ins.min_target}; computed for "
+              f"{target})\n")
+    out.write(f"  m{f.m} n{f.n} k{f.k}: D = A x B + C"
+              + (f", scale factors {f.scale_type} per {blk} of k" if f.block_scaled else "")
+              + "\n")
+    for n in names:
+        out.write(f"  {n:<8} {_matrix_summary(ops[n])}\n")
+    out.write(f"  {'d':<8} {_matrix_summary(d)}\n")
+    da = np.asarray(d)
+    if da.ndim == 2:
+        head = da[0, :min(8, da.shape[1])]
+        vals = " ".join(f"{float(x):.6g}" if da.dtype.kind != "i" else str(int(x))
+                        for x in head)
+        out.write(f"  d[0, :{len(head)}] {vals}\n")
     return 0
 
 
@@ -598,6 +715,10 @@ def _forms():
     for s in isa.all_spellings():
         ins = parse(s)
         rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
+    # the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma in ptxfp's notation)
+    for s in isa.canonical_spellings("mma"):
+        ins = parse(s)
+        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, s))
     return rows
 
 
@@ -605,12 +726,14 @@ def _key(ins):
     """One name per form: the canonical spelling with the rounding always written (add.f16
     and add.rn.f16 are one form)."""
     from . import isa
+    if ins.row.matrix is not None:
+        return str(ins)
     return isa.canonical_spelling(ins.opcode, ins.rounding, ins.modifiers, ins.types)
 
 
 def _form_key(word):
     """The canonical spelling of a legal spelling (``add.f16`` -> its form), else None."""
-    if not re.fullmatch(r"[a-z][a-z0-9]*(?:\.[a-z0-9]+)+", word):
+    if not re.fullmatch(r"[a-z][a-z0-9]*(?:\.[a-z0-9_]+(?:::[a-z0-9]+)?)+", word, re.I):
         return None
     try:
         return _key(_parse_form(word))
@@ -823,6 +946,10 @@ examples:
   ptxfp eval fma.rz.sat.f32.f16 0.5f16 0.5f16 0.75f32
   ptxfp eval cvt.rn.satfinite.f16.f32 1e6f32
   ptxfp eval cvt.f32.bf16 0x3fc0 --json
+matrix forms take @FILE.npy operands (A, B, C, then the scale factors of the block-scaled
+kinds) or --seed N, and --target (sm_80, sm_90, sm_100 ...):
+  ptxfp eval mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 --seed 1
+  ptxfp eval wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 @a.npy @b.npy @c.npy
 """
 
 _CHECK_EPILOG = """\
@@ -905,6 +1032,10 @@ def build_parser():
     e.add_argument("spelling", metavar="SPELLING", help="e.g. fma.rn.relu.bf16x2")
     e.add_argument("operands", metavar="OPERAND", nargs="*", help="source operands")
     e.add_argument("--json", action="store_true", help="print JSON")
+    e.add_argument("--seed", type=int, metavar="N",
+                   help="matrix forms: draw A, B, C (and scale factors) at random")
+    e.add_argument("--target", metavar="sm_XX",
+                   help="matrix forms: the architecture whose tensor cores compute D")
     e.set_defaults(fn=cmd_eval)
 
     c = sub.add_parser("check", help="check PTX as ptxas would",

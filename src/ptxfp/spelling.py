@@ -15,9 +15,11 @@ from typing import Iterable, NoReturn
 
 from . import isa, types
 from .errors import SpellingError
+from .isa import mma as _mma
+from .isa.mma_form import MmaForm
 from .isa.rows import MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, Row, canonical_spelling
 
-__all__ = ["Instruction", "parse", "OPCODES"]
+__all__ = ["Instruction", "parse", "OPCODES", "mma_form", "MATRIX_OPCODES"]
 
 #: every opcode the table models
 OPCODES = tuple(isa.OPCODES)
@@ -35,6 +37,11 @@ class Instruction:
     modifiers: frozenset[str]
     spelling: str = field(compare=False)
     row: Row = field(compare=False, repr=False)
+    #: the matrix forms: (m, n, k), the (.alayout, .blayout) written (None where the form has
+    #: none), and whether tcgen05.mma's descriptor shape and types were written
+    shape: tuple[int, int, int] | None = None
+    layouts: tuple[str, str] | None = None
+    descriptor: bool = True
 
     # -- modifiers: one flag per modifier of the table, e.g. ins.relu
     ftz = property(lambda self: "ftz" in self.modifiers, doc="whether .ftz is written")
@@ -64,6 +71,8 @@ class Instruction:
     @property
     def min_target(self) -> str:
         """The lowest target: the first of the row's only targets where it has a list."""
+        if self.row.matrix is not None:
+            return _mma.min_target(self.row)
         return self.row.targets[0] if self.row.targets else "sm_%d" % self.min_sm
 
     @property
@@ -108,6 +117,10 @@ class Instruction:
         return self.row.operand_formats
 
     def __str__(self) -> str:
+        if self.row.matrix is not None:
+            return _mma.canonical(self.row, self.shape, self.layouts,
+                                  self.modifiers - self.row.required,
+                                  with_types=self.descriptor)
         rnd = self.rounding if self.rounding_explicit else None
         return canonical_spelling(self.opcode, rnd, self.modifiers, self.types)
 
@@ -158,6 +171,8 @@ def parse(spelling: str) -> Instruction:
     tokens = text.split(".")
     if not text or any(t == "" for t in tokens):
         _fail(text, None, "syntax", "empty token (misplaced '.')")
+    if _matrix_opcode(tokens) is not None:
+        return parse_matrix(text)
     opcode, rest = tokens[0], tokens[1:]
     family = isa.OPCODES.get(opcode)
     if family is None:
@@ -239,3 +254,195 @@ def parse(spelling: str) -> Instruction:
     return Instruction(
         opcode=opcode, dtype=row.dtype, atype=row.atype, rounding=rnd or default,
         rounding_explicit=rnd is not None, modifiers=frozenset(mods), spelling=text, row=row)
+
+
+# ---------------------------------------------------------------------------------------------
+# the matrix forms (isa/mma.py): mma.sync, wgmma.mma_async, tcgen05.mma
+
+#: the matrix opcodes, as the rows name them
+MATRIX_OPCODES = ("mma", "wgmma.mma_async", "tcgen05.mma")
+_MATRIX_ROWS: dict[str, list[Row]] = {}
+_MATRIX_BY_TYPES: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
+for _row in _mma.ROWS:
+    _MATRIX_ROWS.setdefault(_row.opcode, []).append(_row)
+    _MATRIX_BY_TYPES.setdefault((_row.opcode, _row.types), []).append(_row)
+_MATRIX_TYPES = frozenset(t for r in _mma.ROWS for t in r.types)
+_MATRIX_MODS = frozenset(_mma.TOKEN_ORDER) | frozenset(_mma.TAIL_ORDER)
+_SHAPE_TOKENS = _mma.shape_tokens()
+
+
+def _matrix_opcode(tokens: list[str]) -> str | None:
+    if tokens[0] == "mma":
+        return "mma"
+    if tokens[:2] == ["wgmma", "mma_async"]:
+        return "wgmma.mma_async"
+    if tokens[:2] == ["tcgen05", "mma"]:
+        return "tcgen05.mma"
+    return None
+
+
+def _shape_of(tok: str) -> tuple[int, int, int] | None:
+    import re
+    m = re.fullmatch(r"m(\d{1,4})n(\d{1,4})k(\d{1,4})", tok)
+    return (int(m[1]), int(m[2]), int(m[3])) if m else None
+
+
+def parse_matrix(spelling: str) -> Instruction:
+    """Parse a matrix spelling (``mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32``,
+    ``wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16``,
+    ``tcgen05.mma.cta_group::1.kind::f16`` with, in ptxfp's notation, the descriptor's shape
+    and types after it) against the matrix rows; SpellingError names the token and rule."""
+    text = spelling.strip()
+    tokens = text.split(".")
+    opcode = _matrix_opcode(tokens)
+    if opcode is None or any(t == "" for t in tokens):
+        _fail(text, tokens[0], "unknown-instruction", f"not a matrix instruction: '{text}'")
+    rest = tokens[opcode.count(".") + 1:]
+    shape: tuple[int, int, int] | None = None
+    shape_tok: str | None = None
+    lays: list[str] = []
+    mods: list[str] = []
+    tys: list[str] = []
+    for t in rest:
+        if t in LAYOUT_TOKENS:
+            lays.append(t)
+        elif _shape_of(t) is not None:
+            if shape is not None:
+                _fail(text, "." + t, "duplicate-modifier", f"a second shape '.{t}'")
+            shape, shape_tok = _shape_of(t), t
+        elif t in _MATRIX_MODS:
+            if t in mods:
+                _fail(text, "." + t, "duplicate-modifier", f"duplicate .{t} modifier")
+            mods.append(t)
+        elif t in _MATRIX_TYPES:
+            tys.append(t)
+        else:
+            _fail(text, "." + t, "unknown-modifier",
+                  f"unknown modifier '.{t}' for instruction '{opcode}'")
+    rows = _MATRIX_ROWS[opcode]
+    descriptor = bool(tys) or opcode != "tcgen05.mma"
+    if opcode == "tcgen05.mma" and (tys or shape):
+        if not (tys and shape):
+            _fail(text, None, "missing-type", "tcgen05.mma's descriptor: write both its shape "
+                  "and its types after the spelling (ptxfp's notation), e.g. "
+                  "'tcgen05.mma.cta_group::1.kind::f16.m128n256k16.f32.bf16.bf16'")
+    if shape_tok is not None and shape_tok not in _mma.shape_tokens(opcode):
+        _fail(text, "." + shape_tok, "illegal-shape",
+              f"illegal matrix shape '.{shape_tok}' for instruction '{opcode}'")
+    mset = frozenset(mods)
+    if opcode != "tcgen05.mma":
+        for need in ("sync", "aligned"):
+            if need not in mset:
+                _fail(text, None, "missing-modifier",
+                      f".{need} modifier required for instruction '{opcode}'")
+        if shape is None:
+            _fail(text, None, "missing-shape",
+                  f"shape modifier required for instruction '{opcode}'")
+        if not tys:
+            _fail(text, None, "missing-type", f"instruction '{opcode}' needs its types")
+    if tys:
+        rows = _MATRIX_BY_TYPES.get((opcode, tuple(tys)), [])
+        if not rows:
+            ok = dict.fromkeys(
+                "." + ".".join(r.types) for r in _MATRIX_ROWS[opcode]
+                if shape is None or shape in r.matrix.shapes)  # type: ignore[union-attr]
+            _fail(text, "." + ".".join(tys), "illegal-type",
+                  f"illegal types '.{'.'.join(tys)}' for '{opcode}'"
+                  + (f" with shape '.{shape_tok}'" if shape_tok else "")
+                  + f" (allowed: {', '.join(list(ok)[:12])}{' ...' if len(ok) > 12 else ''})")
+    if shape is not None:
+        fit = [r for r in rows if shape in r.matrix.shapes]  # type: ignore[union-attr]
+        if not fit:
+            ok = dict.fromkeys(_mma._shape_token(s) for r in rows
+                               for s in r.matrix.shapes)  # type: ignore[union-attr]
+            _fail(text, "." + str(shape_tok), "illegal-shape",
+                  f"illegal matrix shape '.{shape_tok}' for '{opcode}"
+                  + (f".{'.'.join(tys)}'" if tys else "'")
+                  + f" (allowed: {', '.join('.' + s for s in list(ok)[:12])}"
+                  + f"{' ...' if len(ok) > 12 else ''})")
+        rows = fit
+    by_mods = [r for r in rows if r.required <= mset <= r.modifiers]
+    if not by_mods:
+        allowed = set().union(*(r.modifiers for r in rows))
+        extra = [m for m in mods if m not in allowed]
+        if extra:
+            _fail(text, "." + extra[0], "illegal-modifier",
+                  f".{extra[0]} is not allowed with this '{opcode}' form")
+        missing = sorted(set.intersection(*(set(r.required) for r in rows)) - mset) \
+            if rows else []
+        if missing:
+            _fail(text, None, "missing-modifier",
+                  f"'{opcode}' needs {_dotted(missing)} here")
+        _fail(text, _dotted(mods), "illegal-combination",
+              f"modifiers {_dotted(mods)} cannot be combined on this '{opcode}' form")
+    row = by_mods[0]
+    mx = row.matrix
+    assert mx is not None
+    layouts: tuple[str, str] | None = None
+    if mx.layouts:
+        if len(lays) != 2:
+            _fail(text, _dotted(lays) or None, "missing-layout",
+                  f"'{opcode}' needs two layouts, .alayout then .blayout (got {len(lays)})")
+        layouts = (lays[0], lays[1])
+        if layouts not in mx.layouts:
+            bad = "alayout" if lays[0] not in {p[0] for p in mx.layouts} else "blayout"
+            tok = lays[0] if bad == "alayout" else lays[1]
+            _fail(text, "." + tok, "illegal-layout",
+                  f"illegal {bad} '.{tok}' for this '{opcode}' form (it takes "
+                  f"{', '.join('.' + '.'.join(p) for p in mx.layouts)})")
+    elif lays:
+        _fail(text, "." + lays[0], "illegal-layout", f"'{opcode}' takes no layout tokens")
+    return Instruction(opcode=opcode, dtype=row.types[0], atype=row.types[1],
+                       rounding=None, rounding_explicit=False, modifiers=mset, spelling=text,
+                       row=row, shape=shape or mx.shapes[0], layouts=layouts,
+                       descriptor=descriptor)
+
+
+LAYOUT_TOKENS = frozenset(_mma.LAYOUTS)
+_FORM_OPCODE = {"mma": "mma", "wgmma.mma_async": "wgmma", "tcgen05.mma": "tcgen05.mma"}
+
+
+def mma_form(spelling: str) -> MmaForm:
+    """The :class:`~ptxfp.isa.mma_form.MmaForm` of a matrix spelling: what it computes.
+
+        >>> f = mma_form("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
+        >>> (f.m, f.n, f.k, f.atype, f.ctype, f.dtype)
+        (16, 8, 16, 'bf16', 'f32', 'f32')
+        >>> mma_form("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.m128n64k32"
+        ...          ".f32.e4m3.e2m1.ue8m0").scale_block
+        32
+    """
+    if not isinstance(spelling, str):
+        raise SpellingError("an instruction spelling must be a string, got "
+                            f"{type(spelling).__name__}", rule="syntax")
+    text = spelling.strip()
+    tokens = text.split(".")
+    if not text or _matrix_opcode(tokens) is None:
+        _fail(text, tokens[0] if text else None, "not-matrix",
+              f"'{text}' is not a matrix instruction (mma_form takes "
+              f"{', '.join(MATRIX_OPCODES)})")
+    ins = parse_matrix(text)
+    row, mx = ins.row, ins.row.matrix
+    assert mx is not None and ins.shape is not None
+    if not ins.descriptor:
+        _fail(text, None, "missing-type",
+              "tcgen05.mma takes its shape and types from the instruction descriptor: write "
+              "them after the spelling (ptxfp's notation), e.g. "
+              f"'{_mma.canonical(row, with_types=True)}'")
+    m, n, k = ins.shape
+    tys = row.types
+    d, a, b = tys[0], tys[1], tys[2]
+    c = tys[3] if ins.opcode == "mma" else d
+    lay = ins.layouts or ("row", "col")
+    sv = None
+    if mx.scale_default is not None:
+        sv = mx.scale_default
+        for tok in ins.modifiers:
+            if tok.startswith("scale_vec::"):
+                sv = int(tok.split("::")[1][0])
+            elif tok in ("block16", "block32"):
+                sv = k // int(tok[5:])
+    return MmaForm(opcode=_FORM_OPCODE[ins.opcode], m=m, n=n, k=k, atype=a, btype=b, ctype=c,
+                   dtype=d, alayout=lay[0], blayout=lay[1], kind=mx.kind, scale_type=mx.stype,
+                   scale_vec=sv, bitop=mx.bitop, satfinite="satfinite" in ins.modifiers,
+                   spelling=str(ins))

@@ -14,21 +14,23 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import arith, cvt, cvt_small, minmax
+from . import arith, cvt, cvt_small, minmax, mma
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
 
 __all__ = ["TABLE", "ARITH", "CVT", "MINMAX", "Row", "Operand", "Family", "Require", "FAMILIES",
            "CLASSES", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
            "OPCODES", "rows_for", "forms", "canonical_spelling", "canonical_spellings",
-           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "minmax", "family_rows",
+           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "minmax", "mma", "MMA", "family_rows",
            "all_spellings"]
 
 ARITH: tuple[Row, ...] = arith.ROWS
 CVT: tuple[Row, ...] = cvt.ROWS + cvt_small.ROWS
 MINMAX: tuple[Row, ...] = minmax.ROWS
+#: the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma): computed by ptxfp.mma
+MMA: tuple[Row, ...] = mma.ROWS
 #: every row, family by family
-TABLE: tuple[Row, ...] = ARITH + CVT + MINMAX
+TABLE: tuple[Row, ...] = ARITH + CVT + MINMAX + MMA
 
 #: opcode -> family name, for every opcode of the table
 OPCODES: dict[str, str] = {r.opcode: r.family for r in TABLE}
@@ -59,14 +61,17 @@ def forms(family: str = "arith", executable: bool = True
 
 def canonical_spellings(family: str = "arith", executable: bool = True) -> list[str]:
     """The canonical spelling of every distinct form of ``family`` ('arith' or 'cvt'), in
-    table order."""
+    table order (the matrix family: every shape, layout and optional token, isa.mma)."""
     seen: dict[str, None] = {}
+    if family == "mma":
+        return list(dict.fromkeys(s for _, s in mma.spellings()))
     for row, rnd, mods in forms(family, executable):
         seen.setdefault(canonical_spelling(row.opcode, rnd, mods, row.types), None)
     return list(seen)
 
 
 def all_spellings(executable: bool = True) -> list[str]:
-    """Every family's canonical spellings, family by family."""
-    return [s for fam in FAMILIES for s in canonical_spellings(fam, executable)]
+    """Every scalar family's canonical spellings, family by family (the matrix forms, which
+    ``execute``/``convert`` do not take, are ``canonical_spellings('mma')``)."""
+    return [s for fam in FAMILIES if fam != "mma" for s in canonical_spellings(fam, executable)]
 

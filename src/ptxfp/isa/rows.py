@@ -90,6 +90,17 @@ def target(message: str, sm: int) -> Require:
     return ("target", sm, message)
 
 
+def only(message: str, targets: Iterable[str]) -> Require:
+    """A feature ptxas takes on these targets only (``message`` names '{target}'): the kind
+    'only:sm_100a,sm_100f,...' (threshold 0), as the matrix forms need."""
+    return ("only:" + ",".join(targets), 0, message)
+
+
+def only_targets(kind: str) -> tuple[str, ...]:
+    """The targets of an 'only:...' requirement kind."""
+    return tuple(kind.split(":", 1)[1].split(","))
+
+
 def min_ptx(requires: Iterable[Require]) -> tuple[int, int]:
     """The PTX ISA version a list of requirements needs ((1, 0) when none)."""
     return max([t for k, t, _ in requires if k == "version" and isinstance(t, tuple)],
@@ -99,6 +110,31 @@ def min_ptx(requires: Iterable[Require]) -> tuple[int, int]:
 def min_sm(requires: Iterable[Require]) -> int:
     """The sm target a list of requirements needs (10 when none)."""
     return max([t for k, t, _ in requires if k == "target" and isinstance(t, int)], default=10)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """What a matrix multiply-accumulate row (family 'mma': mma.sync, wgmma.mma_async,
+    tcgen05.mma) has beyond a scalar row's tokens (isa/mma.py).
+
+    ``shapes``: the (m, n, k) it takes (wgmma: one per N; tcgen05: those the instruction
+    descriptor may name).  ``layouts``: the (.alayout, .blayout) pairs written in the spelling
+    (empty where the spelling has none).  ``kind``: the ``.kind::`` (None where none is written).
+    ``scale_vecs``: the scale-vector tokens accepted ('' = written without one) and
+    ``scale_default``: the factors per row of A over one k when none is written.  ``stype``:
+    the scale factors' type; ``bitop``: 'xor' or 'and' (b1, with .popc); ``cta_group``: 1 or 2
+    (tcgen05); ``types_written``: whether the type tokens are part of the PTX spelling (not for
+    tcgen05.mma, whose types and shape the instruction descriptor holds: ptxfp writes them
+    after the spelling)."""
+    shapes: tuple[tuple[int, int, int], ...]
+    layouts: tuple[tuple[str, str], ...] = ()
+    kind: str | None = None
+    scale_vecs: tuple[str, ...] = ()
+    scale_default: int | None = None
+    stype: str | None = None
+    bitop: str | None = None
+    cta_group: int | None = None
+    types_written: bool = True
 
 
 @dataclass(frozen=True)
@@ -117,6 +153,7 @@ class Row:
     targets: tuple[str, ...] = ()  #: when not empty: the only targets accepted
     targets_message: str = ""     #: ptxas' message on other targets ('{target}' = the target)
     executable: bool = True       #: computed by ptxfp (False: checked only)
+    matrix: Matrix | None = None  #: the matrix forms' shapes, layouts, kinds (family 'mma')
 
     # -- the types
     @property
@@ -179,7 +216,10 @@ class Row:
 
     def modifier_sets(self) -> Iterator[frozenset[str]]:
         """Every modifier combination this row accepts."""
-        free = sorted(self.modifiers - self.required, key=MODIFIER_ORDER.index)
+        # (a matrix row's tokens, .satfinite aside, are not in MODIFIER_ORDER: after it)
+        free = sorted(self.modifiers - self.required,
+                      key=lambda m: (MODIFIER_ORDER.index(m), "") if m in MODIFIER_ORDER
+                      else (len(MODIFIER_ORDER), m))
         for k in range(len(free) + 1):
             for extra in combinations(free, k):
                 yield frozenset(self.required | set(extra))
@@ -223,6 +263,10 @@ FAMILIES: dict[str, Family] = {
                   "cvt between .f32 and .f16/.bf16/.f16x2/.bf16x2"),
     "minmax": Family("minmax", None, ROUNDING_TOKENS, "multiple-rounding", False,
                      "min, max, neg and abs on .f16/.bf16/.f16x2/.bf16x2"),
+    # the matrix forms: their own parser (spelling.parse_matrix) reads Row.matrix; no
+    # rounding token (the f64 forms' .rn is implicit), computed by ptxfp.mma
+    "mma": Family("mma", None, (), "multiple-rounding", False,
+                  "mma.sync, wgmma.mma_async and tcgen05.mma (isa/mma.py)"),
 }
 
 

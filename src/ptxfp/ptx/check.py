@@ -38,6 +38,8 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
+from ..isa.rows import only_targets
+from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
@@ -543,6 +545,9 @@ def spelling_verdict(spelling):
     toks = spelling.split(".")
     if any(t == "" for t in toks):
         return Verdict(spelling, None)
+    mv = matrix_verdict(spelling) if matrix_opcode(spelling) else None
+    if mv is not None:                            # mma, wgmma.mma_async, tcgen05.mma
+        return Verdict(spelling, "mma", mv[0], mv[1], (), "", (), mv[2])
     fam = _family(toks)
     if fam == "arith":
         return _check_arith(spelling, toks)
@@ -562,6 +567,10 @@ def requirement_messages(verdict, version, target):
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
             out.append(("min-target", msg))
+        elif kind.startswith("only:") and target is not None \
+                and target not in only_targets(kind):
+            # a feature ptxas takes on these targets only (the matrix forms)
+            out.append(("target-unsupported", msg.format(target=target)))
         elif kind.startswith("version@") and version is not None and sm is not None \
                 and sm == target_sm(kind.split("@")[1]) and version < thr:
             # a version that one target needs (fp8 cvt on sm_89: PTX 8.1)
@@ -705,6 +714,13 @@ class _Checker:
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             return
         self.modeled += 1
+        if self.prog.kind != "spelling" and v.family == "mma" and v.form is not None:
+            # the matrix forms: fragment vectors and operand counts (ptx/mma_check.py)
+            errs = matrix_operand_errors(ins.opcode_spelling, list(ins.operands))
+            for rule, msg in errs:
+                self.add("error", ins.line, ins.col, msg, rule, msg)
+            if errs:
+                return
         if self.prog.kind != "spelling" and v.slots:
             # ptxas matches the operands first: when they do not fit the types written, it
             # says so ("Arguments mismatch") and nothing about the modifiers

@@ -1,0 +1,1 @@
+"""Tensor-core numerics (ptxfp.tensor).  fragments.py: the mma.sync fragment layouts as data."""
