@@ -13,6 +13,7 @@ from . import isa, policy
 from .errors import FormatError, OperandError, PtxfpError, ResourceError, SpellingError
 from .execute import execute
 from .cvt import convert
+from .dispatch import compute
 from .ptx.interp import run
 from .encode import from_bits, to_bits
 from .policy import Policy
@@ -27,6 +28,7 @@ __all__ = [
     "PtxfpError", "SpellingError", "OperandError", "FormatError", "ResourceError", "isa",
     "policy",
     "convert",
+    "compute",
     "run",
     "check", "Report", "Diagnostic",
     "__version__",

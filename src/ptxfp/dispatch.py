@@ -14,18 +14,27 @@ from .cvt import convert, core as _cvt_core
 from .execute import execute, core as _arith_core
 from .minmax import compute as minmax, core as _minmax_core
 from .operands import Operand
+from .ops import compare as _compare, cvtx as _cvtx, f64 as _f64, fops as _fops
 from .spelling import Instruction, parse
 
-__all__ = ["compute", "ENTRY", "CORE"]
+__all__ = ["compute", "ENTRY", "CORE", "CORE2"]
 
 #: family -> the function that computes its rows
-ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minmax": minmax}
+ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minmax": minmax,
+                                        "cvtx": _cvtx.compute, "compare": _compare.compute,
+                                        "fops": _fops.compute, "f64": _f64.compute}
 
 #: family -> ``core(ins)``: the entry point's computation without its operand checks, as
 #: ``fn(ops, n) -> bits`` on checked 1-D operands (or None where the family has none for the
 #: form); the interpreter, which has checked its registers already, calls it per instruction
 CORE: dict[str, Callable[[Instruction], Any]] = {"arith": _arith_core, "cvt": _cvt_core,
-                                                 "minmax": _minmax_core}
+                                                 "minmax": _minmax_core, "cvtx": _cvtx.core,
+                                                 "compare": _compare.core, "fops": _fops.core,
+                                                 "f64": _f64.core}
+
+#: opcode -> ``core2(ins)``: ``fn(ops, n) -> (first, second)`` for the forms that write two
+#: destinations (``setp ... p|q, a, b``: q = BoolOp(!t, c), or lane 1 of .f16x2/.bf16x2)
+CORE2: dict[str, Callable[[Instruction], Any]] = {"setp": _compare.core2}
 
 
 def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) -> Any:
