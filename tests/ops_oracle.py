@@ -273,3 +273,140 @@ def f64(spelling: str, *ops: int) -> int:
     if gmpy2.is_nan(r):
         return canon("f64")
     return fencode("f64", float(r))
+
+
+# --------------------------------------------------------------------------------------------
+# integer instructions (9.7.1, 9.7.8, prmt 9.7.9.7): Python ints, from the manual's pseudocode
+
+def _tw(t: str) -> int:
+    return INT_W[t]
+
+
+def integer(spelling: str, *ops: int) -> int:
+    ins = ptxfp.parse(spelling)
+    op, t, mods = ins.opcode, ins.atype, set(ins.modifiers)
+    w = _tw(t)
+    dtype = ins.row.operands[0].type
+    dw = _tw(dtype)
+    signed = t[0] == "s"
+
+    def v(x: int, width: int = w) -> int:
+        return sint(x, width) if signed else x
+
+    def wrap(x: int) -> int:
+        return x % (1 << dw)
+    lo32, hi32 = -(1 << 31), (1 << 31) - 1
+    if op in ("add", "sub"):
+        r = v(ops[0]) + v(ops[1]) if op == "add" else v(ops[0]) - v(ops[1])
+        if "sat" in mods:
+            r = min(max(r, lo32), hi32)
+        return wrap(r)
+    if op in ("mul", "mad", "mul24", "mad24"):
+        a, b = v(ops[0]), v(ops[1])
+        if op in ("mul24", "mad24"):
+            a, b = a & 0xFFFFFF, b & 0xFFFFFF
+            if signed:
+                a, b = sint(a, 24), sint(b, 24)
+            p = a * b
+            p = p >> 16 if "hi" in mods else p
+        else:
+            p = a * b
+            if "hi" in mods:
+                p = p >> w
+        if op in ("mul", "mul24"):
+            return wrap(p)
+        c = v(ops[2], dw)
+        if "sat" in mods:
+            return wrap(min(max(p + c, lo32), hi32))
+        return wrap(p + c)
+    if op in ("div", "rem"):
+        a, b = v(ops[0]), v(ops[1])
+        if b == 0:
+            return wrap(-1) if op == "div" else wrap(a)
+        q = abs(a) // abs(b)
+        if (a < 0) != (b < 0):
+            q = -q
+        return wrap(q) if op == "div" else wrap(a - q * b)
+    if op in ("min", "max"):
+        a, b = v(ops[0]), v(ops[1])
+        return wrap(min(a, b) if op == "min" else max(a, b))
+    if op == "abs":
+        return wrap(abs(v(ops[0])))
+    if op == "neg":
+        return wrap(-v(ops[0]))
+    if op in ("and", "or", "xor"):
+        a, b = ops
+        return {"and": a & b, "or": a | b, "xor": a ^ b}[op]
+    if op == "not":
+        return wrap(~ops[0])
+    if op == "cnot":
+        return int(ops[0] == 0)
+    if op == "shl":
+        return wrap(ops[0] << ops[1]) if ops[1] < w else 0
+    if op == "shr":
+        a = v(ops[0])
+        return wrap(a >> min(ops[1], w))
+    if op == "popc":
+        return bin(ops[0]).count("1")
+    if op == "clz":
+        return w - ops[0].bit_length()
+    if op == "brev":
+        return int(format(ops[0], f"0{w}b")[::-1], 2)
+    if op == "bfind":
+        a = v(ops[0])
+        msb = -1
+        for i in range(w - 1, -1, -1):
+            bit = (ops[0] >> i) & 1
+            want = 0 if (signed and a < 0) else 1
+            if signed and i == w - 1:
+                continue
+            if bit == want:
+                msb = i
+                break
+        if msb >= 0 and "shiftamt" in mods:
+            msb = w - 1 - msb
+        return 0xFFFFFFFF if msb < 0 else msb
+    if op == "bfe":
+        # the manual: msb = 31 or 63; pos = b & 0xff; len = c & 0xff;
+        # sbit = signed ? (len == 0 ? 0 : a[min(pos+len-1, msb)]) : 0;
+        # d[i] = (i < len && pos+i <= msb) ? a[pos+i] : sbit
+        a, msb = ops[0], w - 1
+        pos, ln = ops[1] & 0xFF, ops[2] & 0xFF
+        sbit = 0 if (not signed or ln == 0) else (a >> min(pos + ln - 1, msb)) & 1
+        d = 0
+        for i in range(w):
+            bit = (a >> (pos + i)) & 1 if (i < ln and pos + i <= msb) else sbit
+            d |= bit << i
+        return d
+    if op == "bfi":
+        # f = b; for (i = 0; i < len && pos+i <= msb; i++) f[pos+i] = a[i]
+        a, f, msb = ops[0], ops[1], w - 1
+        pos, ln = ops[2] & 0xFF, ops[3] & 0xFF
+        i = 0
+        while i < ln and pos + i <= msb:
+            f = (f & ~(1 << (pos + i))) | (((a >> i) & 1) << (pos + i))
+            i += 1
+        return f
+    if op == "prmt":
+        a, b, c = ops
+        tmp = [(a >> (8 * i)) & 0xFF for i in range(4)] + [(b >> (8 * i)) & 0xFF
+                                                          for i in range(4)]
+        mode = next(iter(mods), None)
+        d = 0
+        for k in range(4):
+            if mode is None:
+                s = (c >> (4 * k)) & 0xF
+                byte = tmp[s & 7]
+                if s & 8:
+                    byte = 0xFF if byte & 0x80 else 0
+            else:
+                table = {"f4e": [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]],
+                         "b4e": [[0, 7, 6, 5], [1, 0, 7, 6], [2, 1, 0, 7], [3, 2, 1, 0]],
+                         "rc8": [[0] * 4, [1] * 4, [2] * 4, [3] * 4],
+                         "ecl": [[0, 1, 2, 3], [1, 1, 2, 3], [2, 2, 2, 3], [3, 3, 3, 3]],
+                         "ecr": [[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 2, 2], [0, 1, 2, 3]],
+                         "rc16": [[0, 1, 0, 1], [2, 3, 2, 3], [0, 1, 0, 1], [2, 3, 2, 3]]}[mode]
+                byte = tmp[table[c & 3][k]]
+            d |= byte << (8 * k)
+        return d
+    raise NotImplementedError(op)

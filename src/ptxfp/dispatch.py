@@ -14,7 +14,7 @@ from .cvt import convert, core as _cvt_core
 from .execute import execute, core as _arith_core
 from .minmax import compute as minmax, core as _minmax_core
 from .operands import Operand
-from .ops import compare as _compare, cvtx as _cvtx, f64 as _f64, fops as _fops
+from .ops import compare as _compare, cvtx as _cvtx, f64 as _f64, fops as _fops, intops as _int
 from .spelling import Instruction, parse
 
 __all__ = ["compute", "ENTRY", "CORE", "CORE2"]
@@ -22,7 +22,8 @@ __all__ = ["compute", "ENTRY", "CORE", "CORE2"]
 #: family -> the function that computes its rows
 ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minmax": minmax,
                                         "cvtx": _cvtx.compute, "compare": _compare.compute,
-                                        "fops": _fops.compute, "f64": _f64.compute}
+                                        "fops": _fops.compute, "f64": _f64.compute,
+                                        "int": _int.compute}
 
 #: family -> ``core(ins)``: the entry point's computation without its operand checks, as
 #: ``fn(ops, n) -> bits`` on checked 1-D operands (or None where the family has none for the
@@ -30,7 +31,7 @@ ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minma
 CORE: dict[str, Callable[[Instruction], Any]] = {"arith": _arith_core, "cvt": _cvt_core,
                                                  "minmax": _minmax_core, "cvtx": _cvtx.core,
                                                  "compare": _compare.core, "fops": _fops.core,
-                                                 "f64": _f64.core}
+                                                 "f64": _f64.core, "int": _int.core}
 
 #: opcode -> ``core2(ins)``: ``fn(ops, n) -> (first, second)`` for the forms that write two
 #: destinations (``setp ... p|q, a, b``: q = BoolOp(!t, c), or lane 1 of .f16x2/.bf16x2)

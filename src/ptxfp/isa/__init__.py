@@ -14,21 +14,21 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, minmax
+from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, intops, minmax
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
 
 __all__ = ["TABLE", "ARITH", "CVT", "MINMAX", "Row", "Operand", "Family", "Require", "FAMILIES",
            "CLASSES", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
            "OPCODES", "OPCODE_FAMILIES", "rows_for", "forms", "canonical_spelling", "canonical_spellings",
-           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "cvtx", "compare", "fops", "f64", "minmax", "OPS", "family_rows",
+           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "cvtx", "compare", "fops", "f64", "intops", "minmax", "OPS", "family_rows",
            "all_spellings"]
 
 ARITH: tuple[Row, ...] = arith.ROWS
 CVT: tuple[Row, ...] = cvt.ROWS + cvt_small.ROWS
 MINMAX: tuple[Row, ...] = minmax.ROWS
 #: the per-thread instruction families of the interpreter (ptxfp/ops/)
-OPS: tuple[Row, ...] = cvtx.ROWS + compare.ROWS + fops.ROWS + f64.ROWS
+OPS: tuple[Row, ...] = cvtx.ROWS + compare.ROWS + fops.ROWS + f64.ROWS + intops.ROWS
 #: every row, family by family
 TABLE: tuple[Row, ...] = ARITH + CVT + MINMAX + OPS
 

@@ -1,0 +1,274 @@
+"""The integer instructions: the one place they live (rows: isa/intops.py; rules, with the
+manual's pseudocode where it has one: docs/semantics.md, "Integer instructions").
+
+Everything is computed on uint64/int64 NumPy arrays and wrapped to the type's width.  Choices
+the manual leaves open (it calls them unspecified), documented here and in docs/semantics.md:
+
+- ``div`` by zero gives all ones (``DIV_BY_ZERO``: what NVIDIA GPUs return for the unsigned
+  division; taken for the signed one too), ``rem`` by zero gives the dividend (``a``);
+- the signed ``MIN / -1`` wraps to MIN (and its ``rem`` is 0), as two's complement does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import types
+from ..spelling import Instruction
+from .common import Plan, dtype_of, entry, to_signed
+
+__all__ = ["compute", "core", "plan", "DIV_BY_ZERO"]
+
+#: the quotient of a division by zero (all ones of the width)
+DIV_BY_ZERO = "all-ones"
+
+_U = np.uint64
+_A = NDArray[Any]
+
+
+def _bitlen(m: _A) -> _A:
+    n = np.zeros(m.shape, np.int64)
+    v = m.astype(_U)
+    for s in (32, 16, 8, 4, 2, 1):
+        big = v >= (_U(1) << _U(s))
+        n += np.where(big, s, 0)
+        v = np.where(big, v >> _U(s), v)
+    return n + (v > 0)
+
+
+def _mulhi_u64(a: _A, b: _A) -> _A:
+    """The high 64 bits of the unsigned 128-bit product (32-bit limbs)."""
+    m32 = _U(0xFFFFFFFF)
+    a0, a1, b0, b1 = a & m32, a >> _U(32), b & m32, b >> _U(32)
+    p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
+    mid = (p00 >> _U(32)) + (p01 & m32) + (p10 & m32)
+    return p11 + (p01 >> _U(32)) + (p10 >> _U(32)) + (mid >> _U(32))
+
+
+_BREV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.uint64)
+
+
+def plan(ins: Instruction) -> Plan:
+    t = ins.atype
+    w = types.width(t)
+    sgn = bool(types.get(t).signed)
+    dt = dtype_of(ins.row.operands[0].type)
+    dw = types.width(ins.row.operands[0].type)
+    mask = _U((1 << dw) - 1) if dw < 64 else _U(0xFFFFFFFFFFFFFFFF)
+    op = ins.opcode
+    mods = ins.modifiers
+
+    def val(x: _A) -> _A:
+        """Operand values: int64 (signed types) or uint64."""
+        return to_signed(x, w) if sgn else x.astype(_U)
+
+    def out(r: _A) -> _A:
+        return (r.astype(np.int64).view(_U) if r.dtype.kind == "i" else r.astype(_U)
+                ) & mask
+
+    def fin(r: _A) -> _A:
+        return out(r).astype(dt)
+
+    fn: Callable[[list[_A]], _A]
+    if op in ("add", "sub"):
+        def fn(o: list[_A]) -> _A:
+            a, b = val(o[0]), val(o[1])
+            if "sat" in mods:
+                r = a + b if op == "add" else a - b
+                return np.clip(r, -(1 << 31), (1 << 31) - 1)
+            return (a.view(_U) + b.view(_U)) if op == "add" and sgn else (
+                (a.view(_U) - b.view(_U)) if sgn else (a + b if op == "add" else a - b))
+    elif op in ("mul", "mad", "mul24", "mad24"):
+        sel = next(m for m in ("lo", "hi", "wide") if m in mods)
+
+        def product(o: list[_A]) -> tuple[_A, int]:
+            a, b = val(o[0]), val(o[1])
+            if op in ("mul24", "mad24"):
+                # the low 24 bits of each operand (sign-extended for .s32): 48-bit product
+                a = a & 0xFFFFFF
+                b = b & 0xFFFFFF
+                if sgn:
+                    a = np.where(a >= 1 << 23, a - (1 << 24), a)
+                    b = np.where(b >= 1 << 23, b - (1 << 24), b)
+                p = a.astype(np.int64) * b.astype(np.int64)
+                return (p >> 16 if sel == "hi" else p), 0
+            if w < 64:
+                p = a.astype(np.int64) * b.astype(np.int64) if sgn else a * b
+                return (p >> w if sel == "hi" else p), 0
+            # 64-bit: lo wraps; hi from the unsigned high part with the signed correction
+            au, bu = a.view(_U) if sgn else a, b.view(_U) if sgn else b
+            if sel == "lo":
+                return au * bu, 0
+            hi = _mulhi_u64(au, bu)
+            if sgn:
+                hi = hi - np.where(a < 0, bu, _U(0)) - np.where(b < 0, au, _U(0))
+            return hi, 0
+
+        def fn(o: list[_A]) -> _A:
+            p, _ = product(o)
+            if op in ("mul", "mul24"):
+                return p
+            cw = dw
+            c = to_signed(o[2], cw) if sgn else o[2].astype(_U)
+            if "sat" in mods:                      # mad.hi.sat.s32
+                return np.clip(p.astype(np.int64) + c, -(1 << 31), (1 << 31) - 1)
+            if p.dtype.kind == "i" or c.dtype.kind == "i":
+                return p.astype(np.int64).view(_U) + c.astype(np.int64).view(_U)
+            return p + c
+    elif op in ("div", "rem"):
+        def fn(o: list[_A]) -> _A:
+            a, b = val(o[0]), val(o[1])
+            zero = b == 0
+            bb = np.where(zero, 1, b)
+            if sgn:
+                # on uint64 magnitudes (|MIN| fits there), signs put back mod 2**64: MIN / -1
+                # wraps to MIN and its remainder is 0
+                def mag(x: _A) -> _A:
+                    u = x.astype(np.int64).view(_U)
+                    return np.where(x < 0, (~u) + _U(1), u)
+                qm = mag(a) // mag(bb)
+                rm = mag(a) % mag(bb)
+                q = np.where((a < 0) != (bb < 0), (~qm) + _U(1), qm)
+                r = np.where(a < 0, (~rm) + _U(1), rm)
+            else:
+                q = a // bb
+                r = a % bb
+            if op == "div":
+                return np.where(zero, _U(0xFFFFFFFFFFFFFFFF), q.astype(_U))
+            return np.where(zero, a.astype(np.int64).view(_U) if sgn else a, r.astype(_U))
+    elif op in ("min", "max"):
+        def fn(o: list[_A]) -> _A:
+            a, b = val(o[0]), val(o[1])
+            return np.minimum(a, b) if op == "min" else np.maximum(a, b)
+    elif op in ("abs", "neg"):
+        def fn(o: list[_A]) -> _A:
+            a = val(o[0]).view(_U)
+            n = (~a) + _U(1)
+            return n if op == "neg" else np.where(val(o[0]) < 0, n, a)
+    elif op in ("and", "or", "xor"):
+        f2 = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+
+        def fn(o: list[_A]) -> _A:
+            return f2(o[0].astype(_U), o[1].astype(_U))
+    elif op == "not":
+        def fn(o: list[_A]) -> _A:
+            return ~o[0].astype(_U)
+    elif op == "cnot":
+        def fn(o: list[_A]) -> _A:
+            return (o[0] == 0).astype(_U)
+    elif op in ("shl", "shr"):
+        def fn(o: list[_A]) -> _A:
+            a = val(o[0])
+            n = o[1].astype(_U)                       # unsigned amount; >= width clamps
+            big = n >= _U(w)
+            s = np.where(big, _U(0), n)
+            if op == "shl":
+                return np.where(big, _U(0), a.astype(_U) << s)
+            if sgn:
+                return np.where(big, np.where(a < 0, -1, 0), a >> s.astype(np.int64))
+            return np.where(big, _U(0), a >> s)
+    elif op == "popc":
+        def fn(o: list[_A]) -> _A:
+            return np.bitwise_count(o[0].astype(_U)).astype(_U)
+    elif op == "clz":
+        def fn(o: list[_A]) -> _A:
+            return (w - _bitlen(o[0])).astype(_U)
+    elif op == "brev":
+        def fn(o: list[_A]) -> _A:
+            a = o[0].astype(_U)
+            r = np.zeros(a.shape, _U)
+            for i in range(w // 8):
+                byte = (a >> _U(8 * i)) & _U(0xFF)
+                r |= _BREV8[byte] << _U(w - 8 - 8 * i)
+            return r
+    elif op == "bfind":
+        def fn(o: list[_A]) -> _A:
+            a = val(o[0])
+            x = np.where(a < 0, ~a, a).astype(np.int64).view(_U) if sgn else a
+            pos = _bitlen(x) - 1                      # -1 where no bit is found
+            if "shiftamt" in mods:
+                pos = np.where(pos >= 0, w - 1 - pos, -1)
+            return np.where(pos < 0, _U(0xFFFFFFFF), pos.astype(np.int64).view(_U))
+    elif op == "bfe":
+        def fn(o: list[_A]) -> _A:
+            a = o[0].astype(_U)
+            pos = (o[1] & 0xFF).astype(np.int64)
+            ln = (o[2] & 0xFF).astype(np.int64)
+            msb = w - 1
+            top = np.minimum(pos + ln - 1, msb)
+            sbit = ((a >> np.clip(top, 0, msb).astype(_U)) & _U(1)) if sgn else np.zeros(
+                a.shape, _U)
+            sbit = np.where(ln == 0, _U(0), sbit)
+            # bits i < len with pos + i <= msb come from a; the rest are sbit
+            n = np.clip(np.minimum(ln, msb + 1 - pos), 0, w)
+            sh = np.clip(pos, 0, msb).astype(_U)
+            field = np.where(pos > msb, _U(0), a >> sh)
+            keep = np.where(n >= 64, _U(0xFFFFFFFFFFFFFFFF),
+                            (_U(1) << np.minimum(n, 63).astype(_U)) - _U(1))
+            field &= keep
+            return field | np.where(sbit == 1, ~keep, _U(0))
+    elif op == "bfi":
+        def fn(o: list[_A]) -> _A:
+            a, b = o[0].astype(_U), o[1].astype(_U)
+            pos = (o[2] & 0xFF).astype(np.int64)
+            ln = (o[3] & 0xFF).astype(np.int64)
+            n = np.clip(np.minimum(ln, w - pos), 0, w)
+            ok = (pos < w) & (n > 0)
+            sh = np.where(ok, pos, 0).astype(_U)
+            keep = np.where(n >= 64, _U(0xFFFFFFFFFFFFFFFF),
+                            (_U(1) << np.minimum(n, 63).astype(_U)) - _U(1))
+            fm = np.where(ok, keep << sh, _U(0))
+            return (b & ~fm) | ((a << sh) & fm)
+    elif op == "prmt":
+        mode = next((m for m in mods), None)
+
+        def fn(o: list[_A]) -> _A:
+            a, b, c = o[0].astype(_U), o[1].astype(_U), o[2].astype(_U)
+            tmp = (b << _U(32)) | a                   # bytes 0-3: a, 4-7: b
+            r = np.zeros(a.shape, _U)
+            for k in range(4):
+                if mode is None:
+                    s = (c >> _U(4 * k)) & _U(0xF)
+                    sel, msb = s & _U(7), (s & _U(8)) != 0
+                else:
+                    sel = _prmt_sel(mode, c & _U(3), k)
+                    msb = np.zeros(a.shape, bool)
+                byte = (tmp >> (sel * _U(8))) & _U(0xFF)
+                byte = np.where(msb, np.where(byte & _U(0x80), _U(0xFF), _U(0)), byte)
+                r |= byte << _U(8 * k)
+            return r
+    else:                                             # pragma: no cover - rows and ops agree
+        raise NotImplementedError(op)
+
+    def run(ops: list[_A], n: int) -> _A:
+        return fin(fn(ops))
+    return run
+
+
+#: the manual's prmt mode tables: for selector c[1:0] (rows) the source byte of d.b0..d.b3
+_PRMT = {
+    "f4e": ((0, 1, 2, 3), (1, 2, 3, 4), (2, 3, 4, 5), (3, 4, 5, 6)),
+    "b4e": ((0, 7, 6, 5), (1, 0, 7, 6), (2, 1, 0, 7), (3, 2, 1, 0)),
+    "rc8": ((0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)),
+    "ecl": ((0, 1, 2, 3), (1, 1, 2, 3), (2, 2, 2, 3), (3, 3, 3, 3)),
+    "ecr": ((0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)),
+    "rc16": ((0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3)),
+}
+
+
+def _prmt_sel(mode: str, s: _A, k: int) -> _A:
+    table = np.array([row[k] for row in _PRMT[mode]], _U)
+    return table[s.astype(np.int64)]
+
+
+compute, core = entry("int", plan, doc="""Run an integer form on bit patterns (negative ints
+taken for .s types):
+
+    >>> hex(compute("mul.hi.u32", 0xFFFFFFFF, 0xFFFFFFFF)), hex(compute("mul.wide.s32", -2, 3))
+    ('0xfffffffe', '0xfffffffffffffffa')
+    >>> compute("bfe.s32", 0xF0, 4, 4), hex(compute("prmt.b32", 0x03020100, 0x07060504, 0x4321))
+    (4294967295, '0x4030201')
+""")
