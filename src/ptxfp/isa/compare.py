@@ -3,7 +3,7 @@ setp on the half types).
 
 One row per comparison and Boolean operator (exactly one of each is written; the table's rows
 say "may" and "must", so a choice of one is a row each).  Measured with ptxas 13.0
-(tests/data/ptxas/ops_compare.jsonl, tools/ops_probe.py):
+(tests/data/ptxas/ops_spellings.jsonl, tools/ops_probe.py):
 
 - .b16/.b32/.b64 compare with ``.eq .ne`` only, .s types with ``.eq .ne .lt .le .gt .ge``, .u
   types with those and ``.lo .ls .hi .hs``, float types with ``.eq .ne .lt .le .gt .ge`` and the
@@ -47,8 +47,8 @@ def cmps(t: str) -> tuple[str, ...]:
 
 def _half_needs(t: str) -> tuple[Require, ...]:
     if t.startswith("bf16"):
-        return (version("Feature 'setp.bf16' requires PTX ISA .version 7.8 or later", (7, 8)),
-                target("Feature 'setp.bf16' requires .target sm_90 or higher", 90))
+        return (version(f"Feature 'setp.{t}' requires PTX ISA .version 7.8 or later", (7, 8)),
+                target(f"Feature 'setp.{t}' requires .target sm_90 or higher", 90))
     f = "f16 arithemetic and compare instructions"
     return (version(f"Feature '{f}' requires PTX ISA .version 4.2 or later", (4, 2)),
             target(f"Feature '{f}' requires .target sm_53 or higher", 53))

@@ -2,7 +2,7 @@
 of a float rounded to an integral value (PTX ISA 9.7.9.21; the .f32 <-> half rows are
 isa/cvt.py, the small-float ones isa/cvt_small.py).
 
-Measured with ptxas 13.0 (tests/data/ptxas/ops_cvtx.jsonl, tools/ops_probe.py):
+Measured with ptxas 13.0 (tests/data/ptxas/ops_spellings.jsonl, tools/ops_probe.py):
 
 - float to integer takes an integer rounding (``.rni .rzi .rmi .rpi``) and nothing else ("Rounding
   modifier required", "Illegal rounding modifier"); integer to float and a narrowing float to
@@ -11,6 +11,11 @@ Measured with ptxas 13.0 (tests/data/ptxas/ops_cvtx.jsonl, tools/ops_probe.py):
 - ``.ftz`` only where .f32 is the source or the destination ("Modifier '.ftz' does not apply to
   this type of convert operation"); ``.sat`` everywhere except where .bf16 is on either side
   ("Illegal modifier '.sat'");
+- ptxas also takes ``cvt.f16.bf16`` and ``cvt.bf16.f16`` without a rounding modifier (the
+  manual asks for one only where the destination is smaller); which rounding it then applies is
+  not documented, so these rows require one;
+- an 8-bit integer with .bf16 needs an 8-bit register (.u8/.s8/.b8: "Arguments mismatch" for a
+  16-bit one, which the .f16 forms take);
 - every form with .bf16 on one side (but cvt.f32.bf16 / cvt.bf16.f32 of isa/cvt.py) needs
   PTX 7.8 and sm_90 ("Feature 'cvt with .bf16.s32' requires ...").
 """

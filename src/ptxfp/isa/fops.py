@@ -1,7 +1,7 @@
 """min, max, abs, neg, copysign and testp on .f32 and .f64 (PTX ISA 9.7.3: the single and double
 precision floating-point instructions; the half-type min/max/neg/abs are isa/minmax.py).
 
-Measured with ptxas 13.0 (tests/data/ptxas/ops_fops.jsonl): ``.ftz`` on .f32 only (min, max,
+Measured with ptxas 13.0 (tests/data/ptxas/ops_spellings.jsonl): ``.ftz`` on .f32 only (min, max,
 abs, neg); ``.NaN`` on min/max.f32 needs PTX 7.0 / sm_80, ``.xorsign.abs`` 7.2 / sm_86 (the
 half rows' messages); .f64 min/max take no modifier; copysign and testp take none.
 """

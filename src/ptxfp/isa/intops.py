@@ -1,7 +1,7 @@
 """The integer instructions (PTX ISA 9.7.1 integer arithmetic, 9.7.8 logic and shift, 9.7.9.7
 prmt): rows of the 'int' family, computed by ptxfp/ops/intops.py.
 
-Spellings and types as ptxas 13.0 takes them (tests/data/ptxas/ops_int.jsonl): add/sub on
+Spellings and types as ptxas 13.0 takes them (tests/data/ptxas/ops_spellings.jsonl): add/sub on
 .u/.s 16/32/64 (``.sat`` on .s32 only: "Modifier '.sat' does not apply to '.u32' type"); mul and
 mad with ``.lo``/``.hi``/``.wide`` (``.wide`` on 16/32-bit, a destination twice as wide; mad.hi
 ``.sat`` on .s32); mul24/mad24 ``.lo``/``.hi`` on .u32/.s32; div/rem/min/max on .u/.s; abs/neg
