@@ -329,7 +329,39 @@ def integer(spelling: str, *ops: int) -> int:
         return wrap(q) if op == "div" else wrap(a - q * b)
     if op in ("min", "max"):
         a, b = v(ops[0]), v(ops[1])
-        return wrap(min(a, b) if op == "min" else max(a, b))
+        r = min(a, b) if op == "min" else max(a, b)
+        return wrap(max(r, 0) if "relu" in mods else r)
+    if op == "sad":
+        return wrap(v(ops[2]) + abs(v(ops[0]) - v(ops[1])))
+    if op == "lop3":
+        a, b, c, lut = ops
+        d = 0
+        for i in range(32):
+            idx = (((a >> i) & 1) << 2) | (((b >> i) & 1) << 1) | ((c >> i) & 1)
+            d |= ((lut >> idx) & 1) << i
+        return d
+    if op == "shf":
+        a, b, c = ops
+        n = min(c, 32) if "clamp" in mods else c & 31
+        if "l" in mods:
+            return wrap((b << n) | (a >> (32 - n))) if n else b
+        return wrap((b << (32 - n)) | (a >> n)) if n < 32 else b
+    if op in ("dp4a", "dp2a"):
+        ta, tb = ins.types
+
+        def part(x, k, bits, s):
+            y = (x >> (k * bits)) & ((1 << bits) - 1)
+            return sint(y, bits) if s else y
+        cs = "s32" in (ta, tb)
+        acc = sint(ops[2], 32) if cs else ops[2]
+        if op == "dp4a":
+            acc += sum(part(ops[0], k, 8, ta == "s32") * part(ops[1], k, 8, tb == "s32")
+                       for k in range(4))
+        else:
+            off = 2 if "hi" in mods else 0
+            acc += sum(part(ops[0], k, 16, ta == "s32") * part(ops[1], k + off, 8, tb == "s32")
+                       for k in range(2))
+        return acc % (1 << 32)
     if op == "abs":
         return wrap(abs(v(ops[0])))
     if op == "neg":

@@ -59,7 +59,7 @@ def test_setp_set_against_oracle(t):
     """Every comparison alone, and each Boolean operator with .lt/.equ (the whole product:
     test_setp_set_every_form, slow)."""
     _check(t, lambda ins: not (ins.modifiers & {"and", "or", "xor"})
-           or ins.modifiers & {"lt", "equ", "ne"}, 24, 2)
+           or ins.modifiers & {"lt", "equ"}, 8, 3)
 
 
 @pytest.mark.slow
@@ -92,7 +92,7 @@ def _check(t, keep, n_random, stride):
             wq = [oracle.compare(f, x, y, z)[1] for x, y, z in zip(a, b, c)]
             assert [int(x) for x in p] == want and [int(x) for x in q] == wq, f
         n += len(a)
-    assert n > 300
+    assert n > 90
 
 
 def test_selp_every_type():

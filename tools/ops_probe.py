@@ -45,6 +45,8 @@ def _reg_types() -> list[str]:
 
 def _line(spelling: str, operand_types: list[str]) -> str:
     regs = [f"%r_{DECL.get(t, t)}_{i}" for i, t in enumerate(operand_types)]
+    if spelling.split(".")[0] == "lop3" and len(regs) == 5:
+        regs[4] = "0x96"                       # the truth table is an immediate
     return f"{spelling} {', '.join(regs)};"
 
 

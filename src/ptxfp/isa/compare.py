@@ -63,7 +63,8 @@ def _rows() -> tuple[Row, ...]:
         for c in cmps(t):
             for b in (None,) + BOOL:
                 req = frozenset({c} | ({b} if b else set()))
-                ops = (Operand("p", "pred", "pred"), Operand("a", t, t), Operand("b", t, t))
+                ops: tuple[Operand, ...] = (Operand("p", "pred", "pred"), Operand("a", t, t),
+                                            Operand("b", t, t))
                 if b:
                     ops += (Operand("c", "pred", "pred"),)
                 rows.append(Row("compare", "setp", (t,), (), False, req | ftz, req, ops, needs,
@@ -74,10 +75,11 @@ def _rows() -> tuple[Row, ...]:
             for c in cmps(t):
                 for b in (None,) + BOOL:
                     req = frozenset({c} | ({b} if b else set()))
-                    ops = (Operand("d", d, d), Operand("a", t, t), Operand("b", t, t))
+                    ops2: tuple[Operand, ...] = (Operand("d", d, d), Operand("a", t, t),
+                                                 Operand("b", t, t))
                     if b:
-                        ops += (Operand("c", "pred", "pred"),)
-                    rows.append(Row("compare", "set", (d, t), (), False, req | ftz, req, ops, (),
+                        ops2 += (Operand("c", "pred", "pred"),)
+                    rows.append(Row("compare", "set", (d, t), (), False, req | ftz, req, ops2, (),
                                     SECTION["set"]))
     for t in INT_TYPES + ("f32", "f64"):
         rows.append(Row("compare", "selp", (t,), (), False, frozenset(), frozenset(),

@@ -73,6 +73,8 @@ def _classes() -> dict[str, frozenset[str]]:
         "cvt.f16.a": reg["f16"] | {"b32", "b64"},
         "cvt.f32.from_bf16": reg["f32"],
         "cvt.bf16.a": reg["bf16"],
+        # lop3's truth table: an immediate only (ptxas: "Arguments mismatch" for a register)
+        "imm.b32": IMM_INT,
     })
     return out
 

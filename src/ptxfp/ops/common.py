@@ -51,14 +51,15 @@ def dtype_of(t: str) -> np.dtype[Any]:
 
 def to_signed(x: NDArray[Any], w: int) -> NDArray[Any]:
     """The ``w``-bit patterns ``x`` (unsigned) as signed int64 values."""
-    v = x.astype(np.int64) if w < 64 else x.view(np.int64)
+    v: NDArray[Any] = x.astype(np.int64) if w < 64 else x.view(np.int64)
     if w < 64:
         v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
     return v
 
 
 def _bf16_to_f64(b: NDArray[Any]) -> NDArray[Any]:
-    return (b.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    wide: NDArray[Any] = b.astype(np.uint32) << np.uint32(16)
+    return wide.view(np.float32).astype(np.float64)
 
 
 #: float type -> its bits (1-D) to the exact float64 values

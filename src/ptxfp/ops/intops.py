@@ -142,7 +142,58 @@ def plan(ins: Instruction) -> Plan:
     elif op in ("min", "max"):
         def fn(o: list[_A]) -> _A:
             a, b = val(o[0]), val(o[1])
-            return np.minimum(a, b) if op == "min" else np.maximum(a, b)
+            r = np.minimum(a, b) if op == "min" else np.maximum(a, b)
+            return np.maximum(r, 0) if "relu" in mods else r
+    elif op == "sad":
+        def fn(o: list[_A]) -> _A:
+            a, b = val(o[0]), val(o[1])
+            if sgn:
+                a, b = a.astype(np.int64), b.astype(np.int64)
+                diff = np.where(a >= b, a.view(_U) - b.view(_U), b.view(_U) - a.view(_U))
+            else:
+                diff = np.where(a >= b, a - b, b - a)
+            return diff + o[2].astype(_U)
+    elif op == "lop3":
+        def fn(o: list[_A]) -> _A:
+            a, b, c = (x.astype(_U) for x in o[:3])
+            lut = o[3].astype(_U)
+            r = np.zeros(a.shape, _U)
+            for idx in range(8):                      # index = a<<2 | b<<1 | c, per bit
+                ma = a if idx & 4 else ~a
+                mb = b if idx & 2 else ~b
+                mc = c if idx & 1 else ~c
+                on = (lut >> _U(idx)) & _U(1)
+                r |= np.where(on == 1, ma & mb & mc, _U(0))
+            return r
+    elif op == "shf":
+        left, clamp = "l" in mods, "clamp" in mods
+
+        def fn(o: list[_A]) -> _A:
+            a, b = o[0].astype(_U), o[1].astype(_U)
+            c = o[2].astype(_U)
+            n = np.minimum(c, _U(32)) if clamp else c & _U(31)
+            pair = (b << _U(32)) | a
+            if left:
+                return (pair << n) >> _U(32)             # bits 63..32 of {b, a} << n
+            return (pair >> n) & _U(0xFFFFFFFF)
+    elif op in ("dp4a", "dp2a"):
+        ta, tb = ins.types
+        hi = "hi" in mods
+
+        def lanes(x: _A, k: int, bits: int, s: bool) -> _A:
+            v = ((x.astype(_U) >> _U(k * bits)) & _U((1 << bits) - 1)).astype(np.int64)
+            return np.where(v >= 1 << (bits - 1), v - (1 << bits), v) if s else v
+
+        def fn(o: list[_A]) -> _A:
+            acc = to_signed(o[2], 32) if "s32" in (ta, tb) else o[2].astype(np.int64)
+            sa, sb = ta == "s32", tb == "s32"
+            if op == "dp4a":
+                for k in range(4):
+                    acc = acc + lanes(o[0], k, 8, sa) * lanes(o[1], k, 8, sb)
+            else:
+                for k in range(2):
+                    acc = acc + lanes(o[0], k, 16, sa) * lanes(o[1], k + (2 if hi else 0), 8, sb)
+            return acc
     elif op in ("abs", "neg"):
         def fn(o: list[_A]) -> _A:
             a = val(o[0]).view(_U)
