@@ -187,12 +187,19 @@ def compare(spelling: str, *ops: int) -> tuple[int, int]:
         lt = t[:-2]
         r = [_cmp(cmp, _cmp_value(lt, (ops[0] >> s) & 0xFFFF, ins.ftz),
                   _cmp_value(lt, (ops[1] >> s) & 0xFFFF, ins.ftz)) for s in (0, 16)]
+        if ins.opcode == "set":
+            # 9.7.7.1: d[i] = BoolOp(t[i], c) ? 1.0 : 0.0 (f16x2/bf16x2), else ? 0xffff : 0
+            tv = {"f16x2": 0x3C00, "bf16x2": 0x3F80}.get(ins.dtype, 0xFFFF)
+            return sum((tv if _bool(bop, r[i], c) else 0) << (16 * i) for i in range(2)), 0
         return int(_bool(bop, r[0], c)), int(_bool(bop, r[1], c))
     tv = _cmp(cmp, _cmp_value(t, ops[0], ins.ftz), _cmp_value(t, ops[1], ins.ftz))
     if ins.opcode == "setp":
         return int(_bool(bop, tv, c)), int(_bool(bop, not tv, c))
     r = _bool(bop, tv, c)
-    return ((0x3F800000 if ins.dtype == "f32" else 0xFFFFFFFF) if r else 0), 0
+    # 9.7.6.1 / 9.7.7.1: 1.0 of a float destination, else all ones of the destination
+    true = {"f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80}.get(
+        ins.dtype, (1 << INT_W.get(ins.dtype, 32)) - 1)
+    return (true if r else 0), 0
 
 
 # --------------------------------------------------------------------------------------------

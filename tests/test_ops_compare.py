@@ -76,7 +76,8 @@ def _check(t, keep, n_random, stride):
     A, B, C = _arr(a, t), _arr(b, t), np.array(c, bool)
     forms = [f for f in isa.canonical_spellings("compare")
              if (i := ptxfp.parse(f)).atype == t and i.opcode != "selp" and keep(i)
-             and (i.opcode == "setp" or i.dtype == "u32" or t == "f32")]
+             and (i.opcode == "setp" or i.dtype in ("u32", "f16", "f16x2", "bf16x2", "u16")
+                  or t == "f32")]
     assert forms
     n = 0
     for f in forms:

@@ -90,7 +90,7 @@ def spellings(seed: int = 25) -> tuple[list[str], list[tuple[str, list[str]]]]:
         sp = isa.canonical_spellings(fam)
         if fam == "compare":
             sp = [s for s in sp if s.startswith(("setp", "selp"))] + rng.sample(
-                [s for s in sp if s.startswith("set.")], 150)
+                [s for s in sp if s.startswith("set.")], 500)
         legal += sp
     # near misses: a legal spelling with a foreign modifier or rounding, or without its rounding
     extra = ["ftz", "sat", "rn", "rni", "rz", "NaN", "lo", "hi", "wide", "shiftamt", "and",

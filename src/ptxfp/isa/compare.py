@@ -13,14 +13,18 @@ say "may" and "must", so a choice of one is a row each).  Measured with ptxas 13
 - setp on .f16x2/.bf16x2 writes two predicates ``p|q`` (lane 0 to p, lane 1 to q): the rows
   name p only, ``dispatch.CORE2`` computes both;
 - set writes ``.u32``/``.s32`` (all ones for true) or ``.f32`` (1.0) from any compared type but
-  the 8-bit and half ones; selp takes the 16/32/64-bit integer types, .f32 and .f64.
+  the 8-bit and half ones (9.7.6.1); 9.7.7.1 adds an .f16/.bf16 result (1.0) from any of those
+  or .f16, and .u16/.s16/.u32/.s32 (all ones) or .f16x2/.bf16x2 results (per lane) from the half
+  types; ``.ftz`` goes with an .f16/.f16x2/.f32 compared type; selp takes the 16/32/64-bit
+  integer types, .f32 and .f64.
 """
 
 from __future__ import annotations
 
 from .rows import Operand, Require, Row, target, version
 
-SECTION = {"set": "9.7.6.1", "setp": "9.7.6.2", "selp": "9.7.6.3", "setp.half": "9.7.7.2"}
+SECTION = {"set": "9.7.6.1", "setp": "9.7.6.2", "selp": "9.7.6.3", "set.half": "9.7.7.1",
+           "setp.half": "9.7.7.2"}
 ORDERED = ("eq", "ne", "lt", "le", "gt", "ge")
 UNORDERED = ("equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan")
 UNSIGNED = ("lo", "ls", "hi", "hs")
@@ -54,6 +58,17 @@ def _half_needs(t: str) -> tuple[Require, ...]:
             target(f"Feature '{f}' requires .target sm_53 or higher", 53))
 
 
+def _bf16_set(d: str, t: str) -> tuple[Require, ...]:
+    f = "set." + (t if t.startswith("bf16") else d)
+    return (version(f"Feature '{f}' requires PTX ISA .version 7.8 or later", (7, 8)),
+            target(f"Feature '{f}' requires .target sm_90 or higher", 90))
+
+
+def _v65(d: str, t: str) -> tuple[Require, ...]:
+    return (version("Feature 'half precision floating point set instruction with integer "
+                    "result' requires PTX ISA .version 6.5 or later", (6, 5)),)
+
+
 def _rows() -> tuple[Row, ...]:
     rows = []
     for t in INT_TYPES + ("f32", "f64") + HALF:
@@ -81,6 +96,32 @@ def _rows() -> tuple[Row, ...]:
                         ops2 += (Operand("c", "pred", "pred"),)
                     rows.append(Row("compare", "set", (d, t), (), False, req | ftz, req, ops2, (),
                                     SECTION["set"]))
+    # 9.7.7.1: set with a half-type destination or source
+    f16 = _half_needs("f16")
+    pairs: list[tuple[str, str, tuple[Require, ...]]] = []
+    for st in INT_TYPES + ("f16", "f32", "f64"):
+        pairs.append(("f16", st, f16))
+        pairs.append(("bf16", st, _bf16_set("bf16", st)))
+    for d in ("u16", "s16", "u32", "s32"):
+        pairs.append((d, "f16", f16 + _v65(d, "f16")))
+        pairs.append((d, "bf16", _bf16_set(d, "bf16")))
+    for d in ("f16x2", "u32", "s32"):
+        pairs.append((d, "f16x2", f16 + (_v65(d, "f16x2") if d != "f16x2" else ())))
+    for d in ("bf16x2", "u32", "s32"):
+        pairs.append((d, "bf16x2", _bf16_set(d, "bf16x2")))
+    for d, t, needs in pairs:
+        # .ftz by the compared type (ptxas: "Illegal modifier '.ftz'" on set.ftz.f16.s32)
+        ftz = frozenset({"ftz"}) if t in ("f16", "f16x2", "f32") and not d.startswith("bf16") \
+            else frozenset()
+        for c in cmps(t):
+            for b in (None,) + BOOL:
+                req = frozenset({c} | ({b} if b else set()))
+                ops3: tuple[Operand, ...] = (Operand("d", d, d), Operand("a", t, t),
+                                             Operand("b", t, t))
+                if b:
+                    ops3 += (Operand("c", "pred", "pred"),)
+                rows.append(Row("compare", "set", (d, t), (), False, req | ftz, req, ops3,
+                                needs, SECTION["set.half"]))
     for t in INT_TYPES + ("f32", "f64"):
         rows.append(Row("compare", "selp", (t,), (), False, frozenset(), frozenset(),
                         (Operand("d", t, t), Operand("a", t, t), Operand("b", t, t),

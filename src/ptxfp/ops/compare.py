@@ -9,7 +9,8 @@ docs/semantics.md, "setp, set, selp").
   are the unsigned lt le gt ge), .b as bits (eq, ne);
 - ``setp.CmpOp.BoolOp p|q, a, b, c``: p = BoolOp(t, c), q = BoolOp(!t, c); on .f16x2/.bf16x2
   p = BoolOp(t[lane 0], c), q = BoolOp(t[lane 1], c) (manual's semantics);
-- ``set``: BoolOp(t, c) ? 1.0 (.f32) or 0xFFFFFFFF (.u32/.s32) : 0;
+- ``set``: BoolOp(t, c) ? 1.0 (.f32/.f16/.bf16) or all ones (.u32/.s32/.u16/.s16) : 0; from
+  .f16x2/.bf16x2 per lane: 1.0 of the lane (.f16x2/.bf16x2 results) or 0xffff (.u32/.s32);
 - ``selp d, a, b, c``: c ? a : b.
 """
 
@@ -110,11 +111,20 @@ def plan(ins: Instruction) -> Plan:
             return np.asarray(_combine(boolop, tests(ops)[0], ops), dtype=bool)
         return setp
     dt = dtype_of(ins.dtype)
-    true = dt.type(0x3F800000 if ins.dtype == "f32" else 0xFFFFFFFF)
+    packed = types.get(ins.atype).lanes == 2
+    # the manual's true values: 1.0 of a float destination (per lane), all ones of an integer
+    # one (0xffff per lane from a packed source, whatever the destination's width)
+    one = {"f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000, "f16x2": 0x3C00,
+           "bf16x2": 0x3F80}
+    true = one.get(ins.dtype, 0xFFFF if packed or types.width(ins.dtype) == 16 else 0xFFFFFFFF)
 
     def set_(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
-        r = _combine(boolop, tests(ops)[0], ops)
-        return np.where(r, true, dt.type(0)).astype(dt)
+        ts = tests(ops)
+        r = np.zeros(n, np.uint64)
+        for k, t in enumerate(ts):
+            r |= np.where(_combine(boolop, t, ops), np.uint64(true), np.uint64(0)) << np.uint64(
+                16 * k)
+        return r.astype(dt)
     return set_
 
 
