@@ -51,7 +51,10 @@ def dtype_of(t: str) -> np.dtype[Any]:
 
 def to_signed(x: NDArray[Any], w: int) -> NDArray[Any]:
     """The ``w``-bit patterns ``x`` (unsigned) as signed int64 values."""
-    v: NDArray[Any] = x.astype(np.int64) if w < 64 else x.view(np.int64)
+    if x.dtype == np.dtype(f"uint{w}"):                 # the register's own dtype: one pass
+        v: NDArray[Any] = x.view(f"int{w}").astype(np.int64)
+        return v
+    v = x.astype(np.int64) if w < 64 else x.view(np.int64)
     if w < 64:
         v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
     return v

@@ -61,14 +61,11 @@ def _pack(x: NDArray[Any], fmt: types.FloatFormat, mode: int) -> NDArray[Any]:
 
 
 def _bitlen(m: NDArray[Any]) -> NDArray[Any]:
-    """Bit length of each uint64 in ``m`` (0 for 0), exactly."""
-    n = np.zeros(m.shape, np.int64)
-    v = m.copy()
-    for s in (32, 16, 8, 4, 2, 1):
-        big = v >= (np.uint64(1) << np.uint64(s))
-        n += np.where(big, s, 0)
-        v = np.where(big, v >> np.uint64(s), v)
-    return n + (v > 0)
+    """Bit length of each uint64 in ``m`` (0 for 0), exactly: the binary exponent of its
+    float64 conversion, less one where that conversion rounded up to the next power of two."""
+    e = np.minimum(np.frexp(m.astype(np.float64))[1].astype(np.int64), 64)
+    sh = np.clip(e - 1, 0, 63).astype(np.uint64)
+    return e - (((m >> sh) == 0) & (m > 0))
 
 
 def _int_source(a: NDArray[Any], t: str) -> tuple[NDArray[Any], NDArray[Any]]:
@@ -201,6 +198,12 @@ def plan(ins: Instruction) -> Plan:
         mode = rounding.MODES[ins.rounding or "rn"]
 
         def from_int(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
+            if types.width(s) <= 32 and d != "f64":
+                # the integer is exact in float64: the rounding core rounds it directly
+                v = to_signed(ops[0], types.width(s)) if types.get(s).signed else ops[0]
+                x = v.astype(np.float64)
+                bits = _from_mag(np.signbit(x), _pack(x, fmt, mode), fmt)
+                return _finish(bits, np.zeros(n, bool), d, ins, policy.current())
             neg, mag = _int_source(ops[0], s)
             if d == "f64":
                 bits = _int_to_f64(neg, mag, mode)

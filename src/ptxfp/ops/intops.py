@@ -30,13 +30,11 @@ _A = NDArray[Any]
 
 
 def _bitlen(m: _A) -> _A:
-    n = np.zeros(m.shape, np.int64)
+    """Bit length of each value (0 for 0): float64's exponent, corrected where the conversion
+    rounded up to the next power of two."""
     v = m.astype(_U)
-    for s in (32, 16, 8, 4, 2, 1):
-        big = v >= (_U(1) << _U(s))
-        n += np.where(big, s, 0)
-        v = np.where(big, v >> _U(s), v)
-    return n + (v > 0)
+    e = np.minimum(np.frexp(v.astype(np.float64))[1].astype(np.int64), 64)
+    return e - (((v >> np.clip(e - 1, 0, 63).astype(_U)) == 0) & (v > 0))
 
 
 def _mulhi_u64(a: _A, b: _A) -> _A:
@@ -70,10 +68,22 @@ def plan(ins: Instruction) -> Plan:
                 ) & mask
 
     def fin(r: _A) -> _A:
+        if r.dtype == dt:                         # computed in the register's own width
+            return r
         return out(r).astype(dt)
 
+    same = dt == dtype_of(t) and dw == w
+
     fn: Callable[[list[_A]], _A]
-    if op in ("add", "sub"):
+    if same and (op in ("and", "or", "xor", "not") or (op in ("add", "sub") and "sat" not in mods)
+                 or (op == "mul" and "lo" in mods)):
+        # wrapping arithmetic and logic in the register's own unsigned dtype (mod 2**w)
+        f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "and": np.bitwise_and,
+             "or": np.bitwise_or, "xor": np.bitwise_xor}.get(op)
+
+        def fn(o: list[_A]) -> _A:
+            return np.invert(o[0]) if f is None else f(o[0], o[1])
+    elif op in ("add", "sub"):
         def fn(o: list[_A]) -> _A:
             a, b = val(o[0]), val(o[1])
             if "sat" in mods:
