@@ -47,6 +47,36 @@ def _pack_py(x, P, EMIN, EMAX, mode, out):  # type: ignore[no-untyped-def]
 _pack_kernel: Any = None
 
 
+def _to_int_py(x, out, mode, lo, hi, lo_bits, hi_bits, nan_bits, mask):  # type: ignore[no-untyped-def]  # noqa: E501
+    """Float64 values (exact sources) to integer bits: rounded to integral in ``mode``,
+    clamped to [lo, hi] (as float64: both are powers of two or exact below 2**53, hi + 1 is
+    tested as >= hi + 1), NaN -> nan_bits; masked to the width."""
+    for i in range(x.size):
+        v = x[i]
+        if v != v:
+            out[i] = nan_bits
+            continue
+        if mode == 0:
+            r = np.rint(v)
+        elif mode == 1:
+            r = np.trunc(v)
+        elif mode == 2:
+            r = np.floor(v)
+        else:
+            r = np.ceil(v)
+        if r >= hi:
+            out[i] = hi_bits
+        elif r < lo:
+            out[i] = lo_bits
+        elif r >= 9223372036854775808.0:
+            out[i] = np.uint64(np.int64(r - 9223372036854775808.0)) + np.uint64(1 << 63)
+        else:
+            out[i] = np.uint64(np.int64(r)) & mask
+
+
+_to_int_kernel: Any = None
+
+
 def _pack(x: NDArray[Any], fmt: types.FloatFormat, mode: int) -> NDArray[Any]:
     """The magnitude bits of the float64 values ``x`` (exact, or round-to-odd proxies) rounded
     into ``fmt`` in ``mode`` by the rounding core (NaN gives 0: the caller chooses NaNs)."""
@@ -168,29 +198,21 @@ def plan(ins: Instruction) -> Plan:
         lo = -(1 << (w - 1)) if sgn else 0
         hi = (1 << (w - 1)) - 1 if sgn else (1 << w) - 1
         nan_val = 0 if (s != "f64" and w != 64) else 1 << (w - 1)
-        fn = _INTEGRAL[_IMODE[ins.rounding or "rzi"]]
+
+        mode_code = _IMODE[ins.rounding or "rzi"]
 
         def to_int(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
-            x = fn(_float_in(ops[0], s, ins))
-            nan = np.isnan(x)
-            x = np.where(nan, 0.0, x)
-            # compared as float64 (exact: x is integral, the bounds are powers of two or
-            # below 2**53, except 2**63 - 1 and 2**64 - 1, which are tested as >= 2**63, 2**64)
-            top = float(hi + 1)
-            over = x >= top
-            under = x < float(lo)
-            xc = np.where(over | under, 0.0, x)
-            if sgn or w < 64:
-                r = xc.astype(np.int64).view(np.uint64)
-            else:
-                big = xc >= 2.0 ** 63
-                r = np.where(big, (xc - 2.0 ** 63).astype(np.int64).view(np.uint64)
-                             + np.uint64(1 << 63), xc.astype(np.int64).view(np.uint64))
-            mask = np.uint64((1 << w) - 1)
-            r = np.where(over, np.uint64(hi & ((1 << w) - 1)), r)
-            r = np.where(under, np.uint64(lo & ((1 << w) - 1)), r)
-            r = np.where(nan, np.uint64(nan_val), r)
-            return (r & mask).astype(out_dt)
+            global _to_int_kernel
+            if _to_int_kernel is None:
+                _to_int_kernel = jit_cached(_to_int_py, ("ops.cvtx.to_int",), nogil=True)
+            x = np.ascontiguousarray(_float_in(ops[0], s, ins))
+            res = np.empty(n, np.uint64)
+            if n:
+                _to_int_kernel(x, res, mode_code, float(lo), float(hi + 1),
+                               np.uint64(lo & ((1 << w) - 1)), np.uint64(hi),
+                               np.uint64(nan_val), np.uint64((1 << w) - 1))
+            return res.astype(out_dt)
+
         return to_int
 
     fmt = types.lane_format(d)

@@ -19,10 +19,50 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import policy, types
+from .._jit import jit_cached
 from ..spelling import Instruction
 from .common import Plan, dtype_of, entry
 
 __all__ = ["compute", "core", "plan"]
+
+
+def _minmax_py(a, b, out, is_max, S, M, E, ftz, nan_mode, xorsign, nan_bits):  # type: ignore[no-untyped-def]  # noqa: E501
+    """min/max of the bit patterns a, b (one element at a time; the rules of the module
+    docstring), into out."""
+    for i in range(out.size):
+        x = a[i]
+        y = b[i]
+        if ftz:
+            if (x & E) == 0:
+                x = x & S
+            if (y & E) == 0:
+                y = y & S
+        xn = (x & M) > E
+        yn = (y & M) > E
+        xs = (x ^ y) & S
+        if xorsign:
+            x = x & M
+            y = y & M
+        # order keys: -0.0 just below +0.0 (magnitudes as signed 64-bit integers)
+        kx = np.int64(x & M)
+        ky = np.int64(y & M)
+        if x & S:
+            kx = -kx - 1
+        if y & S:
+            ky = -ky - 1
+        r = x if ((kx > ky) if is_max else (kx < ky)) else y
+        if xn:
+            r = y
+        if yn:
+            r = x
+        if xorsign:
+            r = (r & M) | xs
+        if (xn and yn) or (nan_mode and (xn or yn)):
+            r = nan_bits
+        out[i] = r
+
+
+_minmax_kernel: Any = None
 
 
 def plan(ins: Instruction) -> Plan:
@@ -70,27 +110,18 @@ def plan(ins: Instruction) -> Plan:
 
     xorsign = "xorsign" in ins.modifiers
     nan_mode = "NaN" in ins.modifiers
-    signed_dt = np.dtype(f"int{fmt.width}")
-
-    def key(x: NDArray[Any]) -> NDArray[Any]:
-        """Integers in the order of the non-NaN values, -0.0 just below +0.0."""
-        m = (x & M).astype(signed_dt)
-        return np.where((x & S) != 0, -m - 1, m)
 
     def minmax(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
-        a, b = flush(ops[0]), flush(ops[1])
-        an, bn = is_nan(a), is_nan(b)
-        xs = (a ^ b) & S
-        if xorsign:
-            a, b = a & M, b & M
-        ka, kb = key(a), key(b)
-        r = np.where((ka > kb) if op == "max" else (ka < kb), a, b)
-        r = np.where(an, b, r)
-        r = np.where(bn, a, r)
-        if xorsign:
-            r = (r & M) | xs
-        nan = (an & bn) | ((an | bn) if nan_mode else False)
-        return np.where(nan, nan_bits(), r).astype(dt)
+        global _minmax_kernel
+        if _minmax_kernel is None:
+            _minmax_kernel = jit_cached(_minmax_py, ("ops.fops.minmax",), nogil=True)
+        a = np.ascontiguousarray(ops[0], dt)
+        b = np.ascontiguousarray(ops[1], dt)
+        res = np.empty(n, dt)
+        if n:
+            _minmax_kernel(a, b, res, op == "max", S, M, E, ins.ftz, nan_mode, xorsign,
+                           nan_bits())
+        return res
     return minmax
 
 
