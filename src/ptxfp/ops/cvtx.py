@@ -38,10 +38,10 @@ _INTEGRAL = {rounding.RN: np.rint, rounding.RZ: np.trunc, rounding.RM: np.floor,
              rounding.RP: np.ceil}
 
 
-def _pack_py(x, P, EMIN, EMAX, mode, out):  # type: ignore[no-untyped-def]
+def _pack_py(x, P, EMIN, EMAX, mode, W, nan_bits, out):  # type: ignore[no-untyped-def]
     for i in range(x.size):
         mag, sign, nan = rounding.round_pack(x[i], P, EMIN, EMAX, mode, rounding.TINY_AFTER)
-        out[i] = mag
+        out[i] = nan_bits if nan else (np.uint64(mag) | (np.uint64(sign) << np.uint64(W - 1)))
 
 
 _pack_kernel: Any = None
@@ -77,16 +77,17 @@ def _to_int_py(x, out, mode, lo, hi, lo_bits, hi_bits, nan_bits, mask):  # type:
 _to_int_kernel: Any = None
 
 
-def _pack(x: NDArray[Any], fmt: types.FloatFormat, mode: int) -> NDArray[Any]:
-    """The magnitude bits of the float64 values ``x`` (exact, or round-to-odd proxies) rounded
-    into ``fmt`` in ``mode`` by the rounding core (NaN gives 0: the caller chooses NaNs)."""
+def _pack(x: NDArray[Any], fmt: types.FloatFormat, mode: int, nan_bits: int = 0
+          ) -> NDArray[Any]:
+    """The bits of the float64 values ``x`` (exact, or round-to-odd proxies) rounded into
+    ``fmt`` in ``mode`` by the rounding core, a NaN as ``nan_bits``."""
     global _pack_kernel
     if _pack_kernel is None:
-        _pack_kernel = jit_cached(_pack_py, ("ops.cvtx.pack",), nogil=True)
-    out = np.empty(x.size, np.int64)
+        _pack_kernel = jit_cached(_pack_py, ("ops.cvtx.pack2",), nogil=True)
+    out = np.empty(x.size, np.dtype(f"uint{fmt.width}"))
     if x.size:
         _pack_kernel(np.ascontiguousarray(x, np.float64), fmt.precision, fmt.emin, fmt.emax,
-                     mode, out)
+                     mode, fmt.width, nan_bits, out)
     return out
 
 
@@ -153,12 +154,6 @@ def _encode_exact(v: NDArray[Any], t: str) -> NDArray[Any]:
     return (v.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
 
 
-def _from_mag(neg: NDArray[Any], mag: NDArray[Any], fmt: types.FloatFormat) -> NDArray[Any]:
-    w = fmt.width
-    dt = np.dtype(f"uint{w}")
-    return (mag.astype(np.uint64) | (neg.astype(np.uint64) << np.uint64(w - 1))).astype(dt)
-
-
 def _finish(bits: NDArray[Any], nan: NDArray[Any], t: str, ins: Instruction,
             pol: policy.Policy) -> NDArray[Any]:
     """A float result's .ftz (f32), .sat and NaN."""
@@ -223,15 +218,16 @@ def plan(ins: Instruction) -> Plan:
             if types.width(s) <= 32 and d != "f64":
                 # the integer is exact in float64: the rounding core rounds it directly
                 v = to_signed(ops[0], types.width(s)) if types.get(s).signed else ops[0]
-                x = v.astype(np.float64)
-                bits = _from_mag(np.signbit(x), _pack(x, fmt, mode), fmt)
+                bits = _pack(v.astype(np.float64), fmt, mode)
+                if not (ins.ftz or ins.sat):
+                    return bits
                 return _finish(bits, np.zeros(n, bool), d, ins, policy.current())
             neg, mag = _int_source(ops[0], s)
             if d == "f64":
                 bits = _int_to_f64(neg, mag, mode)
             else:
                 px = _proxy(mag)
-                bits = _from_mag(neg, _pack(np.where(neg, -px, px), fmt, mode), fmt)
+                bits = _pack(np.where(neg, -px, px), fmt, mode)
             return _finish(bits, np.zeros(n, bool), d, ins, policy.current())
         return from_int
 
@@ -246,7 +242,10 @@ def plan(ins: Instruction) -> Plan:
             bits = _encode_exact(np.where(nan, 0.0, x), d)          # widening: exact
         else:
             mode = rounding.MODES[ins.rounding or "rn"]
-            bits = _from_mag(np.signbit(x), _pack(x, fmt, mode), fmt)
+            pol = policy.current()
+            bits = _pack(x, fmt, mode, pol.canonical_nan(d))
+            if not (ins.ftz or ins.sat):
+                return bits
         return _finish(bits, nan, d, ins, policy.current())
     return f2f
 
