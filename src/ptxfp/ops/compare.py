@@ -36,6 +36,9 @@ _CMP: dict[str, Callable[[_B, _B], _B]] = {
 _BOOL: dict[str, Callable[[_B, _B], _B]] = {"and": np.logical_and, "or": np.logical_or,
                                             "xor": np.logical_xor}
 _SUBNORMAL = {"f16": (0x7C00, 0x8000), "f32": (0x7F800000, 0x80000000)}
+#: formats NumPy compares natively (exactly, IEEE: -0 == +0, NaN unordered): bits dtype, floats
+_VIEW = {"f16": (np.dtype(np.uint16), np.float16), "f32": (np.dtype(np.uint32), np.float32),
+         "f64": (np.dtype(np.uint64), np.float64)}
 
 
 def _values(t: str, x: NDArray[Any], ftz: bool) -> NDArray[Any]:
@@ -45,6 +48,8 @@ def _values(t: str, x: NDArray[Any], ftz: bool) -> NDArray[Any]:
         if ftz and lane in _SUBNORMAL:
             e, s = _SUBNORMAL[lane]
             x = np.where((x & e) == 0, x & s, x)
+        if lane in _VIEW and x.dtype == _VIEW[lane][0]:
+            return x.view(_VIEW[lane][1])   # IEEE comparisons of the format itself: no copy
         return decode(lane, x)
     w = types.width(t)
     if types.get(t).signed:
