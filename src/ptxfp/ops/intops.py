@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import types
+from .._jit import jit_cached
 from ..spelling import Instruction
 from .common import Plan, dtype_of, entry, to_signed
 
@@ -44,6 +45,77 @@ def _mulhi_u64(a: _A, b: _A) -> _A:
     p00, p01, p10, p11 = a0 * b0, a0 * b1, a1 * b0, a1 * b1
     mid = (p00 >> _U(32)) + (p01 & m32) + (p10 & m32)
     return p11 + (p01 >> _U(32)) + (p10 >> _U(32)) + (mid >> _U(32))
+
+
+# --- one-pass Numba kernels for the bit-field forms (bfe, bfi, prmt); operands as uint64 ---
+
+K_BFE, K_BFI, K_PRMT = 0, 1, 2
+#: prmt mode -> code (0: the default selector nibbles)
+_PRMT_CODE = {None: 0, "f4e": 1, "b4e": 2, "rc8": 3, "ecl": 4, "ecr": 5, "rc16": 6}
+
+
+def _bits_py(k, a, b, c, e, out, w, sgn, mode, table):  # type: ignore[no-untyped-def]
+    ONE = np.uint64(1)
+    ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+    for i in range(out.size):
+        x = a[i]
+        if k == K_BFE:
+            # d[i] = (i < len && pos+i <= msb) ? a[pos+i] : sbit (the manual's pseudocode)
+            msb = w - 1
+            pos = np.int64(b[i] & np.uint64(0xFF))
+            ln = np.int64(c[i] & np.uint64(0xFF))
+            sbit = np.uint64(0)
+            if sgn and ln > 0:
+                top = min(pos + ln - 1, msb)
+                sbit = (x >> np.uint64(top)) & ONE
+            n = min(ln, msb + 1 - pos) if pos <= msb else 0
+            field = (x >> np.uint64(pos)) if pos <= msb else np.uint64(0)
+            keep = ALL if n >= 64 else ((ONE << np.uint64(max(n, 0))) - ONE)
+            r = field & keep
+            if sbit:
+                r |= ~keep
+            out[i] = r
+        elif k == K_BFI:
+            pos = np.int64(c[i] & np.uint64(0xFF))
+            ln = np.int64(e[i] & np.uint64(0xFF))
+            n = min(ln, w - pos) if pos < w else 0
+            r = b[i]
+            if n > 0:
+                keep = ALL if n >= 64 else ((ONE << np.uint64(n)) - ONE)
+                fm = keep << np.uint64(pos)
+                r = (r & ~fm) | ((x << np.uint64(pos)) & fm)
+            out[i] = r
+        else:
+            sel_word = c[i]
+            r = np.uint64(0)
+            for j in range(4):
+                if mode == 0:
+                    sv = (sel_word >> np.uint64(4 * j)) & np.uint64(0xF)
+                    src = sv & np.uint64(7)
+                else:
+                    sv = np.uint64(0)
+                    src = np.uint64(table[np.int64(sel_word & np.uint64(3)) * 4 + j])
+                byte = ((b[i] >> ((src - np.uint64(4)) * np.uint64(8))) if src >= 4
+                        else (x >> (src * np.uint64(8)))) & np.uint64(0xFF)
+                if sv & np.uint64(8):
+                    byte = np.uint64(0xFF) if byte & np.uint64(0x80) else np.uint64(0)
+                r |= byte << np.uint64(8 * j)
+            out[i] = r
+
+
+_bits_kernel: Any = None
+
+
+def _run_bits(k: int, ops: list[_A], w: int, sgn: bool, mode: int, table: _A) -> _A:
+    global _bits_kernel
+    if _bits_kernel is None:
+        _bits_kernel = jit_cached(_bits_py, ("ops.intops.bits",), nogil=True)
+    u = [np.ascontiguousarray(x, _U) for x in ops] + [np.zeros(1, _U)] * (4 - len(ops))
+    n = u[0].size
+    res = np.empty(n, _U)
+    if n:
+        _bits_kernel(k, u[0], u[1], u[2], u[3], res, w, sgn, mode, table)
+    return res
 
 
 _BREV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], np.uint64)
@@ -253,54 +325,14 @@ def plan(ins: Instruction) -> Plan:
             if "shiftamt" in mods:
                 pos = np.where(pos >= 0, w - 1 - pos, -1)
             return np.where(pos < 0, _U(0xFFFFFFFF), pos.astype(np.int64).view(_U))
-    elif op == "bfe":
-        def fn(o: list[_A]) -> _A:
-            a = o[0].astype(_U)
-            pos = (o[1] & 0xFF).astype(np.int64)
-            ln = (o[2] & 0xFF).astype(np.int64)
-            msb = w - 1
-            top = np.minimum(pos + ln - 1, msb)
-            sbit = ((a >> np.clip(top, 0, msb).astype(_U)) & _U(1)) if sgn else np.zeros(
-                a.shape, _U)
-            sbit = np.where(ln == 0, _U(0), sbit)
-            # bits i < len with pos + i <= msb come from a; the rest are sbit
-            n = np.clip(np.minimum(ln, msb + 1 - pos), 0, w)
-            sh = np.clip(pos, 0, msb).astype(_U)
-            field = np.where(pos > msb, _U(0), a >> sh)
-            keep = np.where(n >= 64, _U(0xFFFFFFFFFFFFFFFF),
-                            (_U(1) << np.minimum(n, 63).astype(_U)) - _U(1))
-            field &= keep
-            return field | np.where(sbit == 1, ~keep, _U(0))
-    elif op == "bfi":
-        def fn(o: list[_A]) -> _A:
-            a, b = o[0].astype(_U), o[1].astype(_U)
-            pos = (o[2] & 0xFF).astype(np.int64)
-            ln = (o[3] & 0xFF).astype(np.int64)
-            n = np.clip(np.minimum(ln, w - pos), 0, w)
-            ok = (pos < w) & (n > 0)
-            sh = np.where(ok, pos, 0).astype(_U)
-            keep = np.where(n >= 64, _U(0xFFFFFFFFFFFFFFFF),
-                            (_U(1) << np.minimum(n, 63).astype(_U)) - _U(1))
-            fm = np.where(ok, keep << sh, _U(0))
-            return (b & ~fm) | ((a << sh) & fm)
-    elif op == "prmt":
-        mode = next((m for m in mods), None)
+    elif op in ("bfe", "bfi", "prmt"):
+        kind = {"bfe": K_BFE, "bfi": K_BFI, "prmt": K_PRMT}[op]
+        pmode = next((m for m in mods), None) if op == "prmt" else None
+        table = np.array([v for row in _PRMT[pmode] for v in row] if pmode else [0] * 16,
+                         np.int64)
 
         def fn(o: list[_A]) -> _A:
-            a, b, c = o[0].astype(_U), o[1].astype(_U), o[2].astype(_U)
-            tmp = (b << _U(32)) | a                   # bytes 0-3: a, 4-7: b
-            r = np.zeros(a.shape, _U)
-            for k in range(4):
-                if mode is None:
-                    s = (c >> _U(4 * k)) & _U(0xF)
-                    sel, msb = s & _U(7), (s & _U(8)) != 0
-                else:
-                    sel = _prmt_sel(mode, c & _U(3), k)
-                    msb = np.zeros(a.shape, bool)
-                byte = (tmp >> (sel * _U(8))) & _U(0xFF)
-                byte = np.where(msb, np.where(byte & _U(0x80), _U(0xFF), _U(0)), byte)
-                r |= byte << _U(8 * k)
-            return r
+            return _run_bits(kind, o, w, sgn, _PRMT_CODE[pmode], table)
     else:                                             # pragma: no cover - rows and ops agree
         raise NotImplementedError(op)
 
@@ -318,11 +350,6 @@ _PRMT = {
     "ecr": ((0, 0, 0, 0), (0, 1, 1, 1), (0, 1, 2, 2), (0, 1, 2, 3)),
     "rc16": ((0, 1, 0, 1), (2, 3, 2, 3), (0, 1, 0, 1), (2, 3, 2, 3)),
 }
-
-
-def _prmt_sel(mode: str, s: _A, k: int) -> _A:
-    table = np.array([row[k] for row in _PRMT[mode]], _U)
-    return table[s.astype(np.int64)]
 
 
 compute, core = entry("int", plan, doc="""Run an integer form on bit patterns (negative ints
