@@ -1,9 +1,16 @@
 """``compute(spelling, *operands)``: run any modelled row, whichever its family.
 
 The entry point of each family (``execute`` for add/sub/mul/fma, ``convert`` for cvt,
-``minmax.compute`` for min/max/neg/abs) is one
-line of ``ENTRY``; the CLI, the interpreter and the hardware harness call ``compute`` and never
-branch on the opcode.
+``minmax.compute`` for min/max/neg/abs, and ``ptxfp.ops``' families: ``cvtx`` cvt with integers
+and .f64, ``compare`` setp/set/selp, ``fops`` f32/f64 min/max/abs/neg/copysign/testp, ``f64``
+.f64 add/sub/mul/fma/mad, ``int`` the integer instructions) is one line of ``ENTRY``; the CLI,
+the interpreter and the hardware harness call ``compute`` and never branch on the opcode.
+
+``CORE[family](ins)`` is ``fn(ops, n) -> array``: ``ops`` are the source operands in PTX order
+(``ins.row.operands[1:]``), 1-D and ``n`` long, each of its type's register dtype (uint8/16/32/64
+by width; ``bool`` for ``.pred``); the result has the destination's (``ins.row.operands[0]``:
+``.pred`` for setp/testp, twice the width for ``mul.wide``).  A ``{!}c`` negation is the
+caller's.  ``CORE2["setp"](ins)`` gives both predicates of ``setp ... p|q, a, b{, c}``.
 """
 
 from __future__ import annotations
