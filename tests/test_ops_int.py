@@ -42,7 +42,7 @@ def test_against_python(form):
     ins = ptxfp.parse(form)
     rng = np.random.default_rng(sum(map(ord, form)))
     srcs = ins.row.operands[1:]
-    cols = [_column(o.type, o.name, rng, 40, k) for k, o in enumerate(srcs)]
+    cols = [_column(o.type, o.name, rng, 24, k) for k, o in enumerate(srcs)]
     m = min(map(len, cols))
     cols = [c[:m] for c in cols]
     arrs = [np.array(c, np.uint64).astype(f"uint{W[o.type]}") for c, o in zip(cols, srcs)]
