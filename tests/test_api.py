@@ -61,8 +61,9 @@ def test_parse_fields():
     ("add.rn.rn.f16", ".rn", "multiple-rounding"),
     ("fma.rn.ftz.ftz.f16", ".ftz", "duplicate-modifier"),
     ("fma.rn.oob.oob.bf16", ".oob", "duplicate-modifier"),
-    ("div.rn.f16", "div", "unknown-instruction"),
-    ("add.rn.f64", ".f64", "unknown-modifier"),
+    ("frob.rn.f16", "frob", "unknown-instruction"),
+    ("div.rn.f16", ".f16", "not-modeled"),          # div is modeled on the integer types
+    ("add.rn.tf32", ".tf32", "unknown-modifier"),   # (add.rn.f64 is modeled: the f64 family)
     ("add.rn.fast.f16", ".fast", "unknown-modifier"),
     ("mul.f32.f16", ".f32.f16", "illegal-type"),
     ("add.rn", None, "missing-type"),

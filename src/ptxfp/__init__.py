@@ -14,6 +14,7 @@ from .errors import (FormatError, OperandError, OutputError, PtxfpError, Resourc
                      SpellingError)
 from .execute import execute
 from .cvt import convert
+from .dispatch import compute
 from .ptx.interp import run
 from .encode import from_bits, to_bits
 from .policy import Policy
@@ -28,6 +29,7 @@ __all__ = [
     "PtxfpError", "SpellingError", "OperandError", "FormatError", "ResourceError", "isa",
     "policy",
     "convert",
+    "compute",
     "run",
     "check", "Report", "Diagnostic",
     "__version__",

@@ -712,7 +712,7 @@ def _forms():
     from . import isa
     from .spelling import parse
     rows = []
-    for s in isa.all_spellings():
+    for s in isa.all_spellings(every=True):
         ins = parse(s)
         rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
     # the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma in ptxfp's notation)

@@ -150,7 +150,20 @@ def _family_vocabulary(family: str) -> tuple[frozenset[str], frozenset[str], int
     return mods, known | frozenset(row_types), min(len(r.types) for r in rows)
 
 
-_VOCABULARY = {fam: _family_vocabulary(fam) for fam in isa.FAMILIES}
+_VOCABULARY = {fam: _family_vocabulary(fam) for fam in isa.FAMILIES if isa.family_rows(fam)}
+
+
+def _family_of(opcode: str, families: tuple[str, ...], rest: list[str]) -> str:
+    """The family whose rows an opcode's spelling belongs to: an opcode of several families
+    (``cvt``, ``add``, ``min`` ...) is decided by the type tokens written; the first family
+    (the one whose messages ptxfp gave before the others existed) where no row has them."""
+    if len(families) == 1:
+        return families[0]
+    tys = tuple(t for t in rest if t in types.TYPE_TOKENS)
+    for fam in families:
+        if any(r.family == fam for r in isa.rows_for(opcode, tys)):
+            return fam
+    return families[0]
 
 
 def parse(spelling: str) -> Instruction:
@@ -174,10 +187,11 @@ def parse(spelling: str) -> Instruction:
     if _matrix_opcode(tokens) is not None:
         return parse_matrix(text)
     opcode, rest = tokens[0], tokens[1:]
-    family = isa.OPCODES.get(opcode)
-    if family is None:
+    families = isa.OPCODE_FAMILIES.get(opcode)
+    if families is None:
         _fail(text, opcode, "unknown-instruction",
               f"unknown instruction '{opcode}' (ptxfp models {', '.join(OPCODES)})")
+    family = _family_of(opcode, families, rest)
     fam = isa.FAMILIES[family]
     known_mods, known_types, fewest_types = _VOCABULARY[family]
     roundings: list[str] = []
@@ -204,7 +218,7 @@ def parse(spelling: str) -> Instruction:
               f"instruction '{opcode}' needs {'a type' if fewest_types == 1 else 'types'}"
               + (", destination then source" if fewest_types > 1 else "")
               + (f" (got {_dotted(tys)})" if tys else ""))
-    rows = isa.rows_for(opcode, tuple(tys))
+    rows = [r for r in isa.rows_for(opcode, tuple(tys)) if r.family == family]
     if not rows:
         family_rows = isa.family_rows(family)
         row_types = {t for r in family_rows for t in r.types}

@@ -14,26 +14,36 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import arith, cvt, cvt_small, minmax, mma
+from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, intops, minmax, mma
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
 
 __all__ = ["TABLE", "ARITH", "CVT", "MINMAX", "Row", "Operand", "Family", "Require", "FAMILIES",
            "CLASSES", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
-           "OPCODES", "rows_for", "forms", "canonical_spelling", "canonical_spellings",
-           "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "minmax", "mma", "MMA", "family_rows",
+           "OPCODES", "OPCODE_FAMILIES", "rows_for", "forms", "canonical_spelling",
+           "canonical_spellings", "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "cvtx",
+           "compare", "fops", "f64", "intops", "minmax", "mma", "MMA", "OPS", "family_rows",
            "all_spellings"]
 
 ARITH: tuple[Row, ...] = arith.ROWS
 CVT: tuple[Row, ...] = cvt.ROWS + cvt_small.ROWS
 MINMAX: tuple[Row, ...] = minmax.ROWS
+#: the per-thread instruction families of the interpreter (ptxfp/ops/)
+OPS: tuple[Row, ...] = cvtx.ROWS + compare.ROWS + fops.ROWS + f64.ROWS + intops.ROWS
 #: the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma): computed by ptxfp.mma
 MMA: tuple[Row, ...] = mma.ROWS
 #: every row, family by family
-TABLE: tuple[Row, ...] = ARITH + CVT + MINMAX + MMA
+TABLE: tuple[Row, ...] = ARITH + CVT + MINMAX + OPS + MMA
 
-#: opcode -> family name, for every opcode of the table
-OPCODES: dict[str, str] = {r.opcode: r.family for r in TABLE}
+#: opcode -> family name, for every opcode of the table (the first family of the opcode)
+OPCODES: dict[str, str] = {}
+#: opcode -> every family with rows of that opcode, in table order (``cvt`` is the half-type
+#: conversions of 'cvt' and the integer/f64 ones of 'cvtx'); the parser picks one by the types
+OPCODE_FAMILIES: dict[str, tuple[str, ...]] = {}
+for _r in TABLE:
+    OPCODES.setdefault(_r.opcode, _r.family)
+    if _r.family not in OPCODE_FAMILIES.get(_r.opcode, ()):
+        OPCODE_FAMILIES[_r.opcode] = OPCODE_FAMILIES.get(_r.opcode, ()) + (_r.family,)
 
 _BY_SPELLING: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
 for _r in TABLE:
@@ -70,8 +80,9 @@ def canonical_spellings(family: str = "arith", executable: bool = True) -> list[
     return list(seen)
 
 
-def all_spellings(executable: bool = True) -> list[str]:
-    """Every scalar family's canonical spellings, family by family (the matrix forms, which
-    ``execute``/``convert`` do not take, are ``canonical_spellings('mma')``)."""
-    return [s for fam in FAMILIES if fam != "mma" for s in canonical_spellings(fam, executable)]
+def all_spellings(executable: bool = True, every: bool = False) -> list[str]:
+    """Every family's canonical spellings, family by family: the float harness's families
+    (``Family.harness``), or with ``every`` all of them (``ptxfp list``)."""
+    return [s for fam, f in FAMILIES.items() if every or f.harness
+            for s in canonical_spellings(fam, executable)]
 

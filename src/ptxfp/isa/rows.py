@@ -30,7 +30,18 @@ ROUNDING_TOKENS = ("rn", "rz", "rm", "rp", "rna", "rs", "rni", "rzi", "rmi", "rp
 #: the canonical order of modifier tokens in a printed spelling (the manual's syntax blocks:
 #: ``fma.rnd{.oob}{.ftz}{.sat}{.relu}``, ``cvt.frnd{.ftz}{.sat}{.relu}{.satfinite}``,
 #: ``min{.ftz}{.NaN}{.xorsign.abs}``)
-MODIFIER_ORDER = ("oob", "ftz", "NaN", "xorsign", "abs", "sat", "relu", "satfinite")
+MODIFIER_ORDER = (
+    # the selectors of the integer and comparison rows (one of each group per spelling, written
+    # first as in the manual: ``setp.lt.and.ftz.f32``, ``mul.wide.u32``, ``shf.l.wrap.b32``,
+    # ``prmt.b32.f4e``, ``testp.finite.f32``; the prmt modes and .shiftamt follow .sat)
+    "eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+    "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+    "and", "or", "xor",
+    "wide", "l", "r", "wrap", "clamp", "cc",
+    "finite", "infinite", "number", "notanumber", "normal", "subnormal",
+    # the float modifiers
+    "oob", "ftz", "NaN", "xorsign", "abs", "sat", "relu", "satfinite",
+    "shiftamt", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
 #: modifiers ptxas takes more than once in one spelling (the manual's own example writes
 #: ``.sat`` twice); a second .ftz or .oob, or a second rounding modifier, is an error
 REPEATABLE = frozenset({"sat", "relu", "satfinite"})
@@ -62,6 +73,8 @@ def _classes() -> dict[str, frozenset[str]]:
         "cvt.f16.a": reg["f16"] | {"b32", "b64"},
         "cvt.f32.from_bf16": reg["f32"],
         "cvt.bf16.a": reg["bf16"],
+        # lop3's truth table: an immediate only (ptxas: "Arguments mismatch" for a register)
+        "imm.b32": IMM_INT,
     })
     return out
 
@@ -252,6 +265,10 @@ class Family:
     conflict_rule: str
     foreign_types_not_modeled: bool
     modeled: str
+    #: whether the float harness and conformance tools (hw/, conformance/) take the family's
+    #: forms (``isa.all_spellings()``); the integer, comparison and f64 families of the PTX
+    #: interpreter's instruction set are listed with ``all_spellings(every=True)``
+    harness: bool = True
 
 
 #: the families of rows; a new family (min/max, say) adds an entry here and a module of rows
@@ -266,7 +283,22 @@ FAMILIES: dict[str, Family] = {
     # the matrix forms: their own parser (spelling.parse_matrix) reads Row.matrix; no
     # rounding token (the f64 forms' .rn is implicit), computed by ptxfp.mma
     "mma": Family("mma", None, (), "multiple-rounding", False,
-                  "mma.sync, wgmma.mma_async and tcgen05.mma (isa/mma.py)"),
+                  "mma.sync, wgmma.mma_async and tcgen05.mma (isa/mma.py)", harness=False),
+    # the per-thread instruction semantics of the interpreter (issue 25): rows in isa/cvtx.py,
+    # isa/compare.py, isa/fops.py, isa/f64.py, isa/intops.py; arithmetic in ptxfp/ops/
+    "cvtx": Family("cvtx", None, ROUNDING_TOKENS, "rounding-conflict", False,
+                   "cvt between integer and float types, to and from .f64, between .f16 and "
+                   ".bf16, and float rounding to integral values", harness=False),
+    "compare": Family("compare", None, ROUNDING_TOKENS, "multiple-rounding", False,
+                      "setp, set and selp on integer and float types", harness=False),
+    "fops": Family("fops", None, ROUNDING_TOKENS, "multiple-rounding", False,
+                   "min, max, abs, neg, copysign and testp on .f32/.f64", harness=False),
+    "f64": Family("f64", "rn", ROUNDINGS, "multiple-rounding", False,
+                  "add, sub, mul, fma and mad on .f64", harness=False),
+    # (div.rn.f32 is legal PTX that ptxfp does not compute: float types on these opcodes are
+    # 'not modeled', not illegal)
+    "int": Family("int", None, ROUNDING_TOKENS, "multiple-rounding", True,
+                  "the integer instructions on .b/.u/.s 16/32/64", harness=False),
 }
 
 
