@@ -117,6 +117,8 @@ class RunResult:
     threads: int
     declared: dict = field(default_factory=dict)   #: name -> declared type (None: inferred)
     read_as: dict = field(default_factory=dict)    #: name -> float type instructions read it as
+    steps: int = 0                         #: instructions executed (each for a group)
+    thread_instructions: int = 0           #: the sum over them of the threads that ran it
 
 
 # --- the program, prepared ------------------------------------------------------------------------
@@ -1218,25 +1220,35 @@ def _c_ldst(prog, ins):
     where = (addr.line or ins.line, addr.col or ins.col)
     spelling = ins.opcode_spelling
 
+    edt = np.dtype(_DTYPE[max(w, 8)]).newbyteorder("<")
+
     def run(st):
         m = st.mask
         buf, idx = _locate(st, space, base(st) + off, m, total, spelling, where)
+        # the accesses are aligned: the memory as little-endian words of the element size
+        words = buf[:buf.size // nbytes * nbytes].view(edt)
+        wi = idx // nbytes
         if store:
+            sel = m if not st.all_on else slice(None)
+            at = wi[sel]
+            if at.size > 1 and not (np.diff(at) > 0).all():
+                # two threads store to one place: in thread order the last one's value stays
+                rev = at[::-1]
+                _, first = np.unique(rev, return_index=True)
+                keep = np.zeros(at.size, bool)
+                keep[at.size - 1 - first] = True
+                at = at[keep]
+            else:
+                keep = None
             for k, v in enumerate(vals):
-                bits = v(st)
-                by = _to_le(bits, w)                   # (n, nbytes)
-                pos = (idx[:, None] + (k * nbytes + np.arange(nbytes)))[m].ravel()
-                by = by[m].ravel()
-                if np.unique(pos).size == pos.size:
-                    buf[pos] = by
-                else:                                   # overlaps: in thread order, the last
-                    for i in range(0, pos.size, nbytes):     # writer wins
-                        buf[pos[i:i + nbytes]] = by[i:i + nbytes]
+                bits = v(st)[sel]
+                if keep is not None:
+                    bits = bits[keep]
+                words[at + k] = bits
         else:
             for k, o in enumerate(outs):
-                pos = idx[:, None] + (k * nbytes + np.arange(nbytes))
-                by = buf[pos] if buf.size else np.zeros((st.n, nbytes), np.uint8)
-                st.write(o, t, _from_le(by, w))
+                v = words[wi + k] if words.size else np.zeros(st.n, edt)
+                st.write(o, t, v.astype(_DTYPE[max(w, 8)], copy=False) if w > 1 else v)
     return _Step(ins, run, reads, writes)
 
 
@@ -1923,7 +1935,8 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
         seen.add(id(v))
     return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
                      declared={k: d.type for k, d in prog.decl_of.items()},
-                     read_as=prog.read_as)
+                     read_as=prog.read_as, steps=st.steps,
+                     thread_instructions=st.thread_instructions)
 
 
 class StepLimit(InterpError):
@@ -1954,7 +1967,7 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
     bpc = np.zeros(n, np.int64)        # the pc a blocked thread waits at
     bcount = {}                        # barrier id -> (count or None, line, col)
     arrived = {}                       # barrier id -> int64 array (blocks,): bar.arrive's
-    count = 0
+    count = tcount = 0
     loop = None                        # the last backward branch taken: (label, line)
     while True:
         if waiting and cur in waiting:
@@ -1973,6 +1986,7 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
             step = steps[cur]
             ins = step.instr
             if step.pred is None and step.kind == "op" and full:
+                tcount += n
                 st.mask = st.active = group
                 st.all_on = True
                 try:
@@ -1987,6 +2001,7 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
                 p = st.read(step.pred, "pred", ins)
                 mask = group & (~p if ins.predicate.negated else p)
             kind = step.kind
+            tcount += n if (full and mask is group) else int(np.count_nonzero(mask))
             if kind == "op":
                 if full or mask.any():
                     st.mask = st.active = mask
@@ -2084,6 +2099,7 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
         group, full = waiting.pop(cur), False
     st.active = st.alive
     st.mask = st.alive
+    st.steps, st.thread_instructions = count, tcount
 
 
 def _park(waiting, pc, mask):
