@@ -78,3 +78,16 @@ class UnsupportedInstruction(InterpError):
 
 class UninitializedRegister(InterpError):
     """A register read before anything (an input or an instruction) set it."""
+
+
+class OutputError(PtxfpError):
+    """A file or folder that cannot be written where the user pointed (a missing folder, a
+    folder as the target, permission denied, a full disk ...): ``path`` names it, ``reason``
+    says why (ptxfp.outputs)."""
+
+    def __init__(self, message: str, *, path: str | None = None,
+                 reason: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+        self.rule = "output"

@@ -16,8 +16,9 @@ from numpy.typing import NDArray
 from . import f32, kernels, minmax, policy, types
 from .errors import SpellingError
 from .formats import FORMATS, F32
+from .formats import FLOAT_DTYPES, PACKED
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       deliver, read_operand, unalias)
+                       deliver, read_operand, scalar_types, unalias)
 from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
 from .spelling import Instruction, parse
 
@@ -48,7 +49,7 @@ class _Form:
     widths, and (per policy object) the kernel spec and compiled kernel."""
 
     __slots__ = ("ins", "names", "fmts", "widths", "dtypes", "limits", "whats", "out_dtype",
-                 "order", "state", "local")
+                 "order", "state", "local", "scalars")
 
     def __init__(self, ins: Instruction) -> None:
         self.ins = ins
@@ -65,6 +66,8 @@ class _Form:
         self.order = ins.row.positions("abc")
         self.state: tuple[policy.Policy, Any, Any] | None = None   # (policy, spec, kernel)
         self.local = threading.local()   # per-thread 1-element buffers for scalar calls
+        # the typed scalar of each operand (None: none, a packed operand), for typed_scalar
+        self.scalars = scalar_types(self.fmts) if ins.dtype not in PACKED else (None,)
 
     def kernel(self) -> tuple[Any, Any]:
         pol = policy.current()
@@ -93,6 +96,29 @@ class _Form:
             ops = [np.zeros(1, dt) for dt in self.dtypes]
             bufs = self.local.bufs = (ops, np.zeros(1, self.out_dtype))
         return bufs
+
+
+    def typed_scalar(self, operands: tuple[Any, ...]) -> Any:
+        """The typed result of one typed scalar per operand, each exactly its format's NumPy
+        scalar type (np.float16 for .f16 ...), through float views of the 1-element
+        buffers (bits copied, never converted); None when the operands are anything else."""
+        for x, t in zip(operands, self.scalars):
+            if type(x) is not t:
+                return None
+        views = getattr(self.local, "typed", None)
+        if views is None:
+            ops, res = self.buffers()
+            views = self.local.typed = (
+                [o.view(FLOAT_DTYPES[f]) for o, f in zip(ops, self.fmts)],
+                res.view(FLOAT_DTYPES[self.ins.dtype]))
+        fops, fres = views
+        for buf, x in zip(fops, operands):
+            buf[0] = x
+        ops, res = self.buffers()
+        spec, kernel = self.kernel()
+        o = self.order
+        kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
+        return fres[0]
 
 
 _forms: dict[object, Any] = {}
@@ -185,6 +211,10 @@ def execute(spelling: str | Instruction, *operands: Operand,
         return minmax.compute(spelling, *operands, out=out)
     ins, names = form.ins, form.names
     check_count(ins.spelling, names, operands)
+    if out is None and type(operands[0]) is form.scalars[0]:     # one typed scalar each
+        res = form.typed_scalar(operands)
+        if res is not None:
+            return res
     # Fast path: Python ints in range (anything else, including errors, takes the full path).
     for x, lim in zip(operands, form.limits):
         if type(x) is not int or not 0 <= x < lim or out is not None:

@@ -74,6 +74,15 @@ def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
     return arr.astype(dtype)
 
 
+def scalar_types(fmts: Sequence[str]) -> tuple[type | None, ...]:
+    """The NumPy scalar type a typed scalar operand of each format in ``fmts`` has
+    (np.float16 for .f16, ml_dtypes.bfloat16 for .bf16, np.float32 for .f32; None for the packed
+    formats, which take arrays of shape (..., 2)): what the one-scalar fast path of execute
+    recognises by ``type(x) is t``, before any of the general checks."""
+    return tuple(None if f in PACKED or f not in FLOAT_DTYPES else FLOAT_DTYPES[f].type
+                 for f in fmts)
+
+
 def _dtype_fix(got: str, fmt: str, what: str, itemsize: int) -> str:
     """The message for float values whose dtype does not match the operand's format."""
     lane = lane_of(fmt)

@@ -253,10 +253,20 @@ class Report:
     counts: dict = field(default_factory=dict)
     #: class -> [(index, (operand bits...), expected, got), ...], the lowest indices
     witnesses: dict = field(default_factory=dict)
+    #: the fewest vectors that make a verdict (ver: 1, or the count a gen header in the file
+    #: names); fewer judged is a failure however many agree
+    expected_total: int = 0
+    #: the gen header that named expected_total (None: no header)
+    claim: str | None = None
+
+    @property
+    def missing(self) -> int:
+        """Vectors the results leave unanswered (0 when there are enough)."""
+        return max(0, self.expected_total - self.total)
 
     @property
     def ok(self) -> bool:
-        return self.mismatches == 0
+        return self.mismatches == 0 and not self.missing
 
     def add(self, form: Form, operands, expected, got, base: int = 0, pol=None,
             indices=None) -> "Report":
@@ -326,8 +336,16 @@ class Report:
                 lines.append(f"    got      {_hexw(g, f.result_type)}  "
                              f"{describe(g, f.result_type)}")
         agree = self.total - self.mismatches
+        verdict = " (pass)" if self.ok else " (fail)"
+        if self.total == 0 and self.missing:
+            lines.append(f"no results: not one {what} was judged (a testbench that wrote "
+                         "nothing?)")
+        elif self.missing:
+            lines.append(f"missing results: the file answers {self.total} of the "
+                         f"{self.expected_total} vectors its header names ({self.claim}); "
+                         f"{self.missing} have no result")
         lines.append(f"{self.spelling}: {self.total} {what}s, {agree} agree with ptxfp, "
-                     f"{self.mismatches} differ" + ("" if self.mismatches else " (pass)"))
+                     f"{self.mismatches} differ" + verdict)
         return "\n".join(lines) + "\n"
 
     def dumps(self) -> str:

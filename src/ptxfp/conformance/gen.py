@@ -3,9 +3,9 @@
 One vector per line: the source operands in PTX order, then ptxfp's destination bits, as
 zero-padded upper-case hex separated by one space (4 digits for .f16/.bf16, 8 for .f32 and the
 packed .f16x2/.bf16x2).  PTX sets no floating-point exception flags, so there is no flags
-column.  Lines starting with ``#`` are the header.  Written chunk by chunk; a file is written
-under a temporary name in its directory and renamed at the end, so an error leaves nothing
-half-written behind.
+column.  Lines starting with ``#`` are the header.  Written chunk by chunk through
+ptxfp.outputs: a regular file under a temporary name in its directory, renamed at the end (an
+error leaves nothing half-written behind); a FIFO or a device is written to.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import tempfile
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, cast
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .. import policy as _policy
 from .forms import form as _form
 import ptxfp.conformance.source as source  # a module: tests patch its names
 import ptxfp.conformance.textio as textio
+from ..outputs import open_output
 
 
 def header(spelling: str, level: int, n: int | None, seed: int) -> str:
@@ -60,7 +60,9 @@ def write(spelling: str, out: BinaryIO, level: int = 1, n: int | None = None,
 
 def write_file(spelling: str, path: str | os.PathLike[str] | None, level: int = 1,
                n: int | None = None, seed: int = 1) -> int:
-    """Write a vector file atomically (``None`` or ``-``: standard output)."""
+    """Write a vector file (``None`` or ``-``: standard output) through ptxfp.outputs: a
+    regular file atomically, a FIFO or device in place; a file-system error is an
+    OutputError."""
     _form(spelling)                       # a bad spelling fails before any file is made
     source.plan(_form(spelling), level, n, seed)
     if path is None or str(path) == "-":
@@ -68,20 +70,5 @@ def write_file(spelling: str, path: str | os.PathLike[str] | None, level: int = 
         total = write(spelling, out, level, n, seed)
         out.flush()
         return total
-    path = os.fspath(path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            total = write(spelling, out, level, n, seed)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)           # mkstemp made it 0600: as open() would
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return total
+    with open_output(path, "-o") as out:
+        return write(spelling, cast(BinaryIO, out), level, n, seed)

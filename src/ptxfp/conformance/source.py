@@ -149,6 +149,15 @@ def plan(form: Form, level: int = 1, n: int | None = None, seed: int = 1) -> lis
     return chunks
 
 
+def size(form: Form, level: int = 1, n: int | None = None, seed: int = 1) -> int:
+    """How many vectors ``gen`` writes for these arguments (the targeted chunks are built,
+    the random ones counted: well under a second)."""
+    total = 0
+    for c in plan(form, level, n, seed):
+        total += c[1] if c[0] == "random" else int(np.shape(build(form, c)[0])[0])
+    return total
+
+
 def build(form: Form, chunk: tuple) -> tuple:
     kind, size, s = chunk
     if kind == "targeted":

@@ -39,6 +39,7 @@ import numpy as np
 
 from .. import policy as _policy, types
 from ..errors import PtxfpError
+from ..outputs import output_dir, output_error, write_text
 from .classify import Report
 from .common import SweepError
 from .forms import Form, dtype, form as _form
@@ -364,14 +365,17 @@ class Checkpoint:
 
     def __init__(self, path: str, plan: Plan, impl_name: str,
                  note: Callable[[str], None] | None = None):
-        self.dir = os.fspath(path)
-        os.makedirs(self.dir, exist_ok=True)
+        self.dir = output_dir(path, "--checkpoint")
         doc = {"plan": dataclasses.asdict(plan), "implementation": impl_name,
                "policy": {k: v for k, v in dataclasses.asdict(_policy.current()).items()}}
         meta = os.path.join(self.dir, "plan.json")
         if os.path.exists(meta):
-            with open(meta) as fh:
-                old = json.load(fh)
+            try:
+                with open(meta) as fh:
+                    old = json.load(fh)
+            except (OSError, ValueError) as e:
+                raise SweepError(f"--checkpoint {self.dir}: cannot read its plan.json "
+                                 f"({getattr(e, 'strerror', None) or e})") from None
             new = json.loads(json.dumps(doc))
             if (old["plan"], old["policy"]) != (new["plan"], new["policy"]):
                 raise SweepError(f"--checkpoint {self.dir}: it holds another sweep "
@@ -383,10 +387,7 @@ class Checkpoint:
                 note(f"--checkpoint {self.dir}: resuming a sweep of "
                      f"{old['implementation']} with {impl_name}")
         else:
-            tmp = meta + ".tmp"
-            with open(tmp, "w") as fh:
-                json.dump(doc, fh, indent=1)
-            os.replace(tmp, meta)
+            write_text(meta, json.dumps(doc, indent=1), what="--checkpoint")
         self.log = os.path.join(self.dir, "done.jsonl")
 
     def load(self) -> dict:
@@ -414,10 +415,13 @@ class Checkpoint:
         return done
 
     def record(self, res: dict) -> None:
-        with open(self.log, "a") as fh:
-            fh.write(json.dumps(res, separators=(",", ":")) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with open(self.log, "a") as fh:
+                fh.write(json.dumps(res, separators=(",", ":")) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as e:
+            raise output_error(self.log, e, "--checkpoint") from None
 
 
 # ---- progress --------------------------------------------------------------------------------

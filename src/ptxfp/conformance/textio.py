@@ -157,8 +157,11 @@ def _slow(block: bytes, widths, first_line: int, names) -> tuple:
     return np.array(lines, np.int64), [arr[:, i].astype(np.uint32) for i in range(k)]
 
 
-def read_columns(f: BinaryIO, widths, names, block: int = BLOCK) -> Iterator[tuple]:
-    """Chunks of a vector file: (line number of each row, [column arrays as uint32])."""
+def read_columns(f: BinaryIO, widths, names, block: int = BLOCK,
+                 comments: list | None = None) -> Iterator[tuple]:
+    """Chunks of a vector file: (line number of each row, [column arrays as uint32]).
+    ``comments``: a list that gets the '#' lines found before the first vector of a block (a
+    file's header), as text."""
     digits = [w // 4 for w in widths]
     line = 1                                  # number of the first line of ``pending``
     pending = b""
@@ -179,9 +182,11 @@ def read_columns(f: BinaryIO, widths, names, block: int = BLOCK) -> Iterator[tup
         # peel comment and blank lines off the front (a file's header)
         while chunk and (chunk[:1] in (b"#", b"\n", b"\r") or chunk[:1].isspace()):
             nl = chunk.find(b"\n")
-            head = chunk[:nl].strip()
+            head = chunk[:nl].strip() if nl >= 0 else chunk.strip()
             if head and not head.startswith(b"#"):
                 break
+            if head and comments is not None:
+                comments.append(head.decode(errors="replace"))
             chunk = chunk[nl + 1:]
             line += 1
         nlines = chunk.count(b"\n")

@@ -717,11 +717,11 @@ def _list(forms, sm):
 
 
 def _emit(forms, sm, directory):
-    os.makedirs(directory, exist_ok=True)
+    from ..outputs import output_dir, write_text
+    output_dir(directory, "--emit-ptx")
     for s in forms:
         k = kernel_for(s, sm)
-        with open(os.path.join(directory, f"{s}.ptx"), "w") as f:
-            f.write(k.ptx)
+        write_text(os.path.join(directory, f"{s}.ptx"), k.ptx, what="--emit-ptx")
     print(f"wrote {len(forms)} kernels to {directory}")
 
 

@@ -197,9 +197,9 @@ def write(run, md_path=None, json_path=None):
     """Write the report and/or the JSON, each atomically (a temporary file, then a rename):
     a run killed while writing leaves the previous complete file."""
     if md_path:
-        write_atomic(md_path, render(run))
+        write_atomic(md_path, render(run), "--out")
     if json_path:
-        write_atomic(json_path, json.dumps(run, indent=1, default=str) + "\n")
+        write_atomic(json_path, json.dumps(run, indent=1, default=str) + "\n", "--json")
 
 
 def placeholder():

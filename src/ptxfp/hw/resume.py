@@ -15,6 +15,7 @@ import json
 import os
 
 from ..errors import PtxfpError
+from ..outputs import write_text
 
 VERSION = 1
 
@@ -23,16 +24,11 @@ class ResumeError(PtxfpError):
     """A --resume file that does not belong to this run (one line for the user)."""
 
 
-def write_atomic(path, text):
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename:
-    readers see the old file or the new one, never half of one."""
-    path = os.fspath(path)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def write_atomic(path, text, what="output"):
+    """Write ``text`` to ``path`` through ptxfp.outputs: a regular file through a temporary file
+    in the same directory and a rename (readers see the old file or the new one, never half of
+    one), a FIFO or a device written to; a file-system error is one OutputError."""
+    write_text(path, text, what=what)
 
 
 class SweepState:
@@ -88,4 +84,5 @@ class SweepState:
 
     def save(self):
         write_atomic(self.path, json.dumps({"version": VERSION, "identity": self.identity,
-                                            "sweeps": self.sweeps}, indent=0) + "\n")
+                                            "sweeps": self.sweeps}, indent=0) + "\n",
+                     "--resume")
