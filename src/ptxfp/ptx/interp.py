@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import isa, types
+from .. import dispatch as _dispatch
 from ..dispatch import CORE, ENTRY
 from ..errors import (InterpError, OperandError, SpellingError,
                       UninitializedRegister, UnsupportedInstruction)
@@ -62,6 +63,9 @@ from .reader import Addr, Imm, Reg, Vec, read
 
 __all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "InputInfo", "InterpError",
            "UnsupportedInstruction", "UninitializedRegister", "MEMORY_KEY"]
+
+#: opcode -> two-result core (setp p|q), where the instruction table has them
+_CORE2 = getattr(_dispatch, "CORE2", {})
 
 #: key of the memory after the run in run()'s result
 MEMORY_KEY = "__memory__"
@@ -794,16 +798,26 @@ def _c_row(prog, ins):
     typ = form.dtype
     if isinstance(dst0, Vec) and dst0.brackets == "|" and len(dst0.items) == 2 and \
             typ == "pred":
-        # setp's 'p|q': q is the complement of the comparison (PTX: q = !(a cmp b))
+        # setp's 'p|q': the family's two-result core where it has one (dispatch.CORE2: q =
+        # BoolOp(!t, c), or lane 1 of a packed compare), else q = !p (no BoolOp)
         d, q = (_dst(prog, ins, o, "pred", writes) for o in dst0.items)
+        core2 = _CORE2.get(ins.opcode)
+        two = core2(form) if core2 is not None else None
+        if two is None and (len(srcs) > 2 or form.dtype in ("f16x2", "bf16x2") or any(
+                t in ("f16x2", "bf16x2") for t in fmts)):
+            raise _unsupported(ins, "its second destination needs the family's two-result "
+                                    "core (dispatch.CORE2)")
         entry = ENTRY[form.family]
 
         def run(st):
             args = [s(st) for s in srcs]
-            r = core(args, st.n) if core is not None else entry(form, *args)
-            r = np.asarray(r).astype(bool)
-            st.write(d, "pred", r)
-            st.write(q, "pred", ~r)
+            if two is not None:
+                r, r2 = two(args, st.n)
+            else:
+                r = core(args, st.n) if core is not None else entry(form, *args)
+                r2 = ~np.asarray(r).astype(bool)
+            st.write(d, "pred", np.asarray(r).astype(bool))
+            st.write(q, "pred", np.asarray(r2).astype(bool))
         return _Step(ins, run, reads, writes)
     d = _dst(prog, ins, dst0, typ, writes)
     if core is not None and d.name != "_":
