@@ -795,7 +795,9 @@ def _c_row(prog, ins):
     reads, writes = [], []
     srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ops[1:], fmts)]
     dst0 = ins.operands[0]
-    typ = form.dtype
+    # the destination register's type: a predicate for setp/testp (whose rows name the
+    # compared type), else the row's destination type
+    typ = "pred" if ins.opcode in _PRED_RESULT else form.dtype
     if isinstance(dst0, Vec) and dst0.brackets == "|" and len(dst0.items) == 2 and \
             typ == "pred":
         # setp's 'p|q': the family's two-result core where it has one (dispatch.CORE2: q =
@@ -820,6 +822,8 @@ def _c_row(prog, ins):
             st.write(q, "pred", np.asarray(r2).astype(bool))
         return _Step(ins, run, reads, writes)
     d = _dst(prog, ins, dst0, typ, writes)
+    if typ != form.dtype:
+        out_dt = np.dtype(_DTYPE[WIDTH[typ]])
     if core is not None and d.name != "_":
         # the operands are the registers' own arrays (1-D, of the operands' widths): the
         # family's kernel runs on them without the entry point's operand checks
@@ -853,6 +857,7 @@ def _row_n(core, store, d, typ, *args):
 
 
 _ROW_RUNS = {1: _row1, 2: _row2, 3: _row3}
+_PRED_RESULT = frozenset(("setp", "testp"))
 
 
 @lru_cache(maxsize=4096)
