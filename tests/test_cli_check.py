@@ -91,11 +91,13 @@ def test_unknown_version_is_one_error(capsys, tmp_path):
     assert out.count("Unsupported .version 99.9") == 1
 
 
-def test_version_argument_is_a_diagnostic_like_target(capsys, module):
+def test_bad_version_and_target_arguments_are_usage_errors(capsys, module):
+    """On the command line they are the user's typo, not the file's finding (issue #26): one
+    line, exit 2, naming the forms accepted."""
     rc, out, err = cli(capsys, "check", module, "--version", "abc")
-    assert rc == 1 and err == "" and "error: Unsupported .version 'abc'" in out
+    assert rc == 2 and out == "" and "--version abc" in err and "X.Y" in err
     rc, out, err = cli(capsys, "check", module, "--target", "sm_xx")
-    assert rc == 1 and err == "" and "error: Unsupported .target 'sm_xx'" in out
+    assert rc == 2 and out == "" and "--target sm_xx" in err and "sm_90a" in err
 
 
 @pytest.mark.parametrize("text,argv,where", [

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import ptxfp
+from ptxfp.errors import OutputError
 from ptxfp.hw import command, probes as P, report, resume, vectors as V
 from ptxfp.hw.runner import Constant, HardwareUnavailable, ModelRunner
 from ptxfp.hw.verify import mismatch_indices, sweep_form
@@ -199,7 +200,7 @@ def test_reports_are_replaced_atomically(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="disk full"):    # ptxfp.outputs: one line, exit 2
         resume.write_atomic(path, "new" * 1000)
     assert path.read_text() == "old, complete\n"
 

@@ -10,7 +10,8 @@ The public API (signatures, operand and dtype rules, errors, policies) is in doc
 from __future__ import annotations
 
 from . import isa, policy
-from .errors import FormatError, OperandError, PtxfpError, ResourceError, SpellingError
+from .errors import (FormatError, OperandError, OutputError, PtxfpError, ResourceError,
+                     SpellingError)
 from .execute import execute
 from .cvt import convert
 from .ptx.interp import run
@@ -31,6 +32,7 @@ __all__ = [
     "check", "Report", "Diagnostic",
     "__version__",
     "sweep",
+    "OutputError",
 ]
 
 

@@ -241,10 +241,26 @@ def _parse_form(spelling):
     return parse(spelling)
 
 
+def _nearest_spelling(text):
+    """The modeled spelling closest to ``text`` (for "did you mean"), or None."""
+    import difflib
+    from . import isa
+    close = difflib.get_close_matches(text.strip().lower(), isa.all_spellings(), n=1,
+                                      cutoff=0.6)
+    return close[0] if close and close[0] != text else None
+
+
 def cmd_eval(args, out):
     from .dispatch import compute
+    from .errors import SpellingError
     from .types import width
-    form = _parse_form(args.spelling)
+    try:
+        form = _parse_form(args.spelling)
+    except SpellingError as e:
+        hint = _nearest_spelling(args.spelling)
+        if hint is None:
+            raise
+        raise CliError(f"{' '.join(str(e).split())} (did you mean '{hint}'?)") from e
     names, fmts = form.operand_names, form.operand_formats
     if len(args.operands) != len(names):
         raise CliError(f"'{form.spelling}' takes {len(names)} operand"
@@ -306,6 +322,7 @@ def cmd_check(args, out):
         from .ptx.check import check
     except ImportError as e:                      # pragma: no cover (check.py is part of ptxfp)
         raise CliError(f"the checker is not available: {e}") from None
+    _check_target_version(args.target, args.version)
     name, text = _read_source(args.file)
     report = check(text, target=args.target, version=args.version)
     errors = [d for d in report if d.severity == "error"]
@@ -335,7 +352,7 @@ def cmd_check(args, out):
         if d.rule == "unmodeled" and not every:
             continue
         where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
-        out.write(f"{where} {d.severity}: {d.message} [{d.rule}]\n")
+        out.write(f"{where} {d.severity}: {_cli_words(d.message)} [{d.rule}]\n")
     if args.errors_only:
         return 1 if errors else 0
     if args.verbose >= 1 and counts:
@@ -348,6 +365,38 @@ def cmd_check(args, out):
               f"{report.unmodeled} not modeled"
               + ("" if args.verbose or not counts else " (-v: which)") + "\n")
     return 1 if errors else 0
+
+
+def _cli_words(message):
+    """A library message as the command line says it: --target/--version, not target=."""
+    return message.replace("pass target= and version=", "give --target and --version")
+
+
+def _check_target_version(target, version):
+    """--target and --version name a known target and PTX ISA version, or the command line is
+    wrong (exit 2; inside a file the same words are findings of check)."""
+    import importlib
+    chk = importlib.import_module(__package__ + ".ptx.check")   # the module (ptx.check is
+    if target is not None:                                     # also the function's name)
+        t = chk._norm_target(target)
+        if t not in chk.TARGET_MIN_VERSION:
+            raise CliError(f"--target {target}: not a target ptxas knows; --target takes sm_XX "
+                           f"with an optional a/f suffix: "
+                           f"{', '.join(sorted(chk.TARGET_MIN_VERSION, key=_target_key))}")
+    if version is not None:
+        try:
+            v = chk._norm_version(version)
+        except ValueError:
+            v = None
+        if v not in chk.KNOWN_VERSIONS:
+            raise CliError(f"--version {version}: not a PTX ISA version; --version takes X.Y, "
+                           f"{'.'.join(map(str, chk.KNOWN_VERSIONS[0]))} to "
+                           f"{'.'.join(map(str, chk.KNOWN_VERSIONS[-1]))} (e.g. 8.6)")
+
+
+def _target_key(t):
+    m = re.match(r"sm_(\d+)(.*)", t)
+    return (int(m.group(1)), m.group(2)) if m else (0, t)
 
 
 def _vstr(v):
@@ -398,6 +447,9 @@ def _memory_arg(text):
     try:
         with open(text, "rb") as f:
             return f.read()
+    except FileNotFoundError:
+        raise CliError(f"--memory {text}: neither a SIZE (a count of bytes, decimal 4096 or hex "
+                       "0x1000; no units such as KB or GB) nor a FILE that exists") from None
     except OSError as e:
         raise CliError(f"--memory {text}: {e.strerror or e}") from None
 
@@ -511,8 +563,18 @@ class _in_file:
 def cmd_run(args, out):
     from .ptx.interp import WIDTH, inputs_needed, prepare, run_detailed
     name, text = _read_source(args.file)
+    if not re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S).strip():
+        raise CliError(f"{name}: nothing to run: the file has no instructions")
+    if args.entry is not None and not re.search(r"\.entry\b", text):
+        raise CliError(f"--entry {args.entry}: {name} is a snippet (it has no .entry); "
+                       "--entry picks a function of a module, leave it out")
     with _in_file(name):
         prog = prepare(text, entry=args.entry)
+    if "<" in text:                       # a register past a declared range %h<4>: say so
+        from .ptx.check import check
+        for d in check(text):
+            if d.rule == "undeclared" and " declares " in d.message:
+                raise CliError(f"{name}:{d.line}:{d.col}: {d.message}")
     needed = inputs_needed(prog)
     sets = _group_sets(args.set)
     types = {n: i.type for n, i in needed.items()}
@@ -659,13 +721,13 @@ def cmd_list(args, out):
     rows = _forms()
     if args.pattern:
         rows = [r for r in rows if all(_matches(p, r) for p in args.pattern)]
+    if not rows:
+        raise CliError(f"no form matches {' '.join(args.pattern)!r}")
     if args.json:
         json.dump([{"spelling": s, "min_ptx": v, "min_target": t, "section": sec}
                    for s, v, t, sec, _ in rows], out, indent=2)
         out.write("\n")
         return 0
-    if not rows:
-        raise CliError(f"no form matches {' '.join(args.pattern)!r}")
     w = max(len(r[0]) for r in rows)
     out.write(f"{'form':<{w}}  PTX   target  section\n")
     for s, v, t, sec, _ in rows:
@@ -822,11 +884,12 @@ examples:
   ptxfp eval fma.rn.bf16 0x3F82 0x3FA0 0x0001      # the double-rounding witness: 0x3fa3
   ptxfp eval add.f16x2 1.0f16,2.0f16 0.5f16,0.25f16
   ptxfp eval cvt.rn.bf16x2.f32 1.0f32 3.0f32
-  ptxfp check kernel.ptx --target sm_90
-  ptxfp run examples/double_rounding.ptx --set a=0x3F82 b=0x3FA0 c=0x0001
-  ptxfp list bf16
+  echo 'fma.rn.oob.bf16' | ptxfp check - --target sm_80 --version 8.0
+  echo 'fma.rn.bf16 d, a, b, c;' | ptxfp run - --set a=0x3F82 b=0x3FA0 c=0x0001
+  ptxfp list bf16 fma
+  ptxfp gen add.rn.f16 -n 10 | head
 
-'ptxfp COMMAND --help' explains each command.
+'ptxfp COMMAND --help' explains each.
 """
 
 _EVAL_EPILOG = """\
@@ -869,18 +932,18 @@ Runs a snippet, or the one .entry of a module (--entry NAME picks one), over --t
 threads.  Every register (or entry parameter) the program reads before writing needs a value:
   --set REG=VALUE [VALUE ...]   one VALUE for all threads, or one per thread
 VALUEs are read as for 'ptxfp eval' (0x3c00, 1.5f16, 1.0f16,2.0f16 ...).  ld/st address one flat
-little-endian memory: --memory SIZE (zero bytes) or --memory FILE (its bytes).  --set
-NAME=@FILE.npy reads one value a thread from a .npy file.  --grid and --block launch a grid
-(X[,Y[,Z]] each); loops, divergence, bar.sync, .shared/.local memory, shfl.sync, vote.sync and
-atomics run as on the GPU (docs/interpreter.md).  Many threads: --out FILE.npz writes the
-registers (--reg NAME, default all) and memory ranges (--mem START:LEN); the table is printed
-only when it is small.
+little-endian memory: --memory SIZE (that many zero bytes: decimal 4096 or hex 0x1000) or
+--memory FILE (its bytes).  --set NAME=@FILE.npy reads one value a thread from a .npy file.
+--grid and --block launch a grid (X[,Y[,Z]] each); loops, divergence, bar.sync, .shared/.local
+memory, shfl.sync, vote.sync and atomics run as on the GPU (docs/interpreter.md).  Many
+threads: --out FILE.npz writes the registers (--reg NAME, default all) and memory ranges
+(--mem START:LEN); the table is printed only when it is small.  The instructions it runs
+(besides every form 'ptxfp list' shows):
+{ops}
 
 examples:
-  ptxfp run examples/double_rounding.ptx --set a=1.015625bf16 b=1.25bf16 c=0x0001
-  ptxfp run examples/axpy.ptx --memory examples/axpy.bin --threads 4 \\
-        --set axpy_x=0 axpy_y=64 axpy_a=2.0bf16 axpy_n=4
-  ptxfp run snippet.ptx --set f0=1.0f32 2.0f32 3.0f32 --json
+  echo 'fma.rn.bf16 d, a, b, c;' | ptxfp run - --set a=1.015625bf16 b=1.25bf16 c=0x0001
+  echo 'cvt.rn.f16.f32 h, f;' | ptxfp run - --set f=1.0f32 2.0f32 3.0f32 --json
   ptxfp run axpy.ptx --grid 4 --block 256 --memory mem.bin --set axpy_param_0=1024 \\
         axpy_param_1=2.0f32 axpy_param_2=256 axpy_param_3=4352 --out y.npz --mem 4352:4096
   ptxfp run kernel.ptx --entry f16_scalar --memory 4096 --threads 4 \\
@@ -903,6 +966,21 @@ harness's own: 'ptxfp verify --help' shows them when the harness is installed.
 """
 
 
+def _eval_ops():
+    """The opcodes eval computes (the instruction table's)."""
+    from . import isa
+    return ", ".join(sorted(isa.OPCODES))
+
+
+def _run_ops():
+    """The instructions the interpreter runs, wrapped for the epilog."""
+    import textwrap
+    from .ptx import interp
+    ops = getattr(interp, "_COMPILERS", None)
+    names = ", ".join(sorted(ops)) if ops else "see docs/interpreter.md"
+    return textwrap.fill(names, 94, initial_indent="  ", subsequent_indent="  ")
+
+
 def build_parser():
     fmt = argparse.RawDescriptionHelpFormatter
     p = _Parser(prog=PROG, description="ptxfp: a bit-exact model of NVIDIA PTX half- and "
@@ -913,9 +991,9 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     e = sub.add_parser("eval", help="compute one instruction on operands",
-                       description="Compute one instruction (add/sub/mul/fma, mixed forms, cvt) "
-                       "and print the result bits and value per lane.", epilog=_EVAL_EPILOG,
-                       formatter_class=fmt)
+                       description="Compute one instruction and print the result bits and "
+                       "value per lane: every form 'ptxfp list' shows (" + _eval_ops() + ").",
+                       epilog=_EVAL_EPILOG, formatter_class=fmt)
     e.add_argument("spelling", metavar="SPELLING", help="e.g. fma.rn.relu.bf16x2")
     e.add_argument("operands", metavar="OPERAND", nargs="*", help="source operands")
     e.add_argument("--json", action="store_true", help="print JSON")
@@ -936,8 +1014,9 @@ def build_parser():
     c.set_defaults(fn=cmd_check)
 
     r = sub.add_parser("run", help="run PTX over threads and print the registers",
-                       description="Execute straight-line PTX and print every register.",
-                       epilog=_RUN_EPILOG, formatter_class=fmt)
+                       description="Execute PTX over a grid of threads and print (or --out) "
+                       "the registers.",
+                       epilog=_RUN_EPILOG.replace("{ops}", _run_ops()), formatter_class=fmt)
     r.add_argument("file", metavar="FILE", help="a PTX file, or - for stdin")
     r.add_argument("--set", metavar="REG=VALUE", nargs="+", action="extend", default=[],
                    help="an input register or parameter; more VALUEs give one per thread")
@@ -976,6 +1055,23 @@ def build_parser():
     return p
 
 
+def _parse(parser, argv):
+    """The command line, with options anywhere after the command (``eval SPELLING --json
+    OPERANDS``): the top level picks the command, its own parser reads the rest with
+    ``parse_intermixed_args``."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    k = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if k != 0 or argv[k] not in sub.choices:
+        return parser.parse_args(argv)          # --help, --version, a bad command
+    cmd = sub.choices[argv[k]]
+    if any(isinstance(a, argparse._SubParsersAction) or a.nargs == argparse.REMAINDER
+           for a in cmd._actions):
+        return parser.parse_args(argv)
+    args = cmd.parse_intermixed_args(argv[k + 1:])
+    args.command = argv[k]
+    return args
+
+
 def main(argv=None):
     """The ``ptxfp`` command; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -984,7 +1080,7 @@ def main(argv=None):
     try:
         if argv[:1] == ["verify"]:
             return cmd_verify(argparse.Namespace(args=argv[1:]), out)
-        args = parser.parse_args(argv)
+        args = _parse(parser, argv)
         if args.command is None:
             parser.print_help(out)
             return 2

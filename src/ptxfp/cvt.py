@@ -48,7 +48,7 @@ from .errors import SpellingError
 from .formats import BF16, F32, lane_of
 from .isa.cvt import canonical_spelling, canonical_spellings, forms
 from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       deliver, read_operand, unalias)
+                       deliver, natural_pairs, read_operand, unalias)
 from .rounding import MODES, RN, TINY_AFTER, round_pack
 from .spelling import Instruction, parse
 
@@ -183,14 +183,17 @@ def convert(spelling: str | Instruction, *operands: Operand,
     (.f16/.bf16) or uint32 arrays, or a Python int when every operand is a scalar; when any
     operand is typed, the result is typed: an array of the destination's float dtype (for
     .f16x2/.bf16x2 of shape (..., 2), lane 0 first, so ``[b, a]`` converted), or a NumPy
-    scalar.  ``out``: an array to write the result into, as in ``ptxfp.execute``; it is
-    returned.
+    scalar.  The element-wise view of the pair-making forms (sources a, b): one typed operand
+    ``x`` of shape (..., 2) gives the pairs in their natural order, ``x[..., 0]`` converted
+    into element 0 of the result (``b = x[..., 0]``, ``a = x[..., 1]``).  ``out``: an array to
+    write the result into, as in ``ptxfp.execute``; it is returned.
 
         >>> import numpy as np
         >>> convert("cvt.rn.bf16.f32", np.array([1.0, 1 + 2**-8, 3.4e38], np.float32))
         array([1, 1, inf], dtype=bfloat16)
     """
     ins = spelling if isinstance(spelling, Instruction) else parse_cvt(spelling)
+    operands = natural_pairs(ins.spelling, ins.operand_names, operands)   # x (..., 2): pairs
     if smallfloat.handles(ins):               # fp8/fp6/fp4/ue8m0 and .rs: smallfloat.py
         return smallfloat.convert(ins, *operands, out=out)
     names, fmts = ins.operand_names, ins.operand_formats

@@ -74,6 +74,27 @@ def as_bits(x: object, width: int, what: str) -> NDArray[Any]:
     return arr.astype(dtype)
 
 
+def natural_pairs(spelling: str, names: Sequence[str], operands: tuple[Any, ...]
+                  ) -> tuple[Any, ...]:
+    """convert's element-wise view of the pair-making cvt forms (sources ``a, b``, where the
+    manual's order puts ``a`` in the upper lane of ``d``): one typed operand ``x`` of shape
+    (..., 2) stands for the pairs in their natural order, element 0 first, and becomes
+    ``(a, b) = (x[..., 1], x[..., 0])``, so that the typed result (..., 2) is ``x``'s elements
+    converted in place.  Anything else is returned as it is."""
+    if len(operands) != 1 or tuple(names) != ("a", "b"):
+        return operands
+    x = operands[0]
+    if type(x).__module__.split(".")[0] == "torch" and hasattr(x, "__dlpack__"):
+        x = _from_torch(x, f"operand of '{spelling}'")
+    if not isinstance(x, np.ndarray) or not is_float_dtype(x.dtype):
+        return operands
+    if x.ndim == 0 or x.shape[-1] != 2:
+        raise OperandError(f"operand of '{spelling}': one typed operand holds the pairs, shape "
+                           f"(..., 2), element 0 first; got shape {x.shape} (or pass a and b, "
+                           "a landing in the upper lane)")
+    return (x[..., 1], x[..., 0])
+
+
 def scalar_types(fmts: Sequence[str]) -> tuple[type | None, ...]:
     """The NumPy scalar type a typed scalar operand of each format in ``fmts`` has
     (np.float16 for .f16, ml_dtypes.bfloat16 for .bf16, np.float32 for .f32; None for the packed

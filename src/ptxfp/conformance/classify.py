@@ -336,7 +336,7 @@ class Report:
                 lines.append(f"    got      {_hexw(g, f.result_type)}  "
                              f"{describe(g, f.result_type)}")
         agree = self.total - self.mismatches
-        verdict = " (pass)" if self.ok else " (fail)"
+        verdict = " (pass)" if self.ok else (" (fail)" if self.missing else "")
         if self.total == 0 and self.missing:
             lines.append(f"no results: not one {what} was judged (a testbench that wrote "
                          "nothing?)")

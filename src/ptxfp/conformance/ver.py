@@ -27,7 +27,7 @@ _HEADER = re.compile(r"#\s*ptxfp\s+\S+\s+gen\s+(\S+)\s+level\s+(\d+)\s+random\s+
 def claimed(spelling: str, comments: list[str]) -> tuple[int, str] | None:
     """(vectors, the header) that a gen header among ``comments`` says the file answers, or
     None when there is no such header.  A header of another form is an error."""
-    from . import source
+    from .source import size
     fm = _form(spelling)
     for line in comments:
         m = _HEADER.match(line)
@@ -38,7 +38,7 @@ def claimed(spelling: str, comments: list[str]) -> tuple[int, str] | None:
             raise VectorFileError(f"the file's header is of {theirs.spelling} ('{line}'), "
                                   f"not {fm.spelling}")
         level, n, seed = int(m.group(2)), int(m.group(3)), int(m.group(4))
-        return source.size(fm, level, n, seed), line.lstrip("# ")
+        return size(fm, level, n, seed), line.lstrip("# ")
     return None
 
 
