@@ -1238,13 +1238,14 @@ def _c_ldst(prog, ins):
     else:
         outs = [_dst(prog, ins, o, t, writes) for o in items]
     where = (addr.line or ins.line, addr.col or ins.col)
+    ipos = (ins.line, ins.col)
     spelling = ins.opcode_spelling
 
     edt = np.dtype(_DTYPE[max(w, 8)]).newbyteorder("<")
 
     def run(st):
         m = st.mask
-        buf, idx = _locate(st, space, base(st) + off, m, total, spelling, where)
+        buf, idx = _locate(st, space, base(st) + off, m, total, spelling, where, ipos)
         # the accesses are aligned: the memory as little-endian words of the element size
         words = buf[:buf.size // nbytes * nbytes].view(edt)
         wi = idx // nbytes
@@ -1302,7 +1303,7 @@ def _zeros_of(st):
     return np.zeros(st.n, np.int64)
 
 
-def _locate(st, space, a, m, total, spelling, where):
+def _locate(st, space, a, m, total, spelling, where, at=None):
     """(the byte buffer of `space`, the index in it of each thread's address `a`): checked
     to lie inside the space and to be aligned to the access size `total`, for the threads of
     mask `m` (the others get index 0)."""
@@ -1313,21 +1314,26 @@ def _locate(st, space, a, m, total, spelling, where):
     else:
         buf = st.mem
         if buf is None:
-            raise InterpError(f"'{spelling}' needs memory: pass memory=... (bytes)", *where,
-                              rule="no-memory")
+            raise InterpError(f"'{spelling}' needs memory: pass memory=... (bytes)",
+                              *(at or where), rule="no-memory")
         size, what = buf.size, "memory"
-    live = a[m]
+    whole = st.all_on and m.size == st.n
+    live = a if whole else a[m]
     if live.size:
         lo, hi = int(live.min()), int(live.max())
         if lo < 0 or hi + total > size:
             bad = lo if lo < 0 else hi
             raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
                               f"the {size}-byte {what}", *where, rule="address")
-        mis = live % total
+        if total & (total - 1):
+            mis = live % total
+        else:                                          # a power of two (every PTX access)
+            mis = live & (total - 1)
         if mis.any():
             raise InterpError(f"'{spelling}': address {int(live[mis != 0][0]):#x} is not "
                               f"{total}-byte aligned", *where, rule="address")
-    a = np.where(m, a, 0)
+    if not whole:
+        a = np.where(m, a, 0)
     if space == "shared":
         a = a + st.ids("block") * size
     elif space == "local":
@@ -1674,7 +1680,8 @@ def _c_atom(prog, ins):
 
     def run(st):
         m = st.mask
-        buf, idx = _locate(st, space, base(st) + off, m, nb, spelling, where)
+        buf, idx = _locate(st, space, base(st) + off, m, nb, spelling, where,
+                           (ins.line, ins.col))
         tids = np.nonzero(m)[0]
         pos = idx[tids]
         bv, cv = b(st)[tids], (c(st)[tids] if c is not None else None)
