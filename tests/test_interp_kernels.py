@@ -400,3 +400,9 @@ def test_entry_by_name_and_missing_instruction():
     with pytest.raises(UnsupportedInstruction, match=r"'tanh\.approx\.f32'") as e:
         ptxfp.run("mov.u32 a, 1;\ntanh.approx.f32 b, a;")
     assert (e.value.line, e.value.col) == (2, 1)
+
+
+def test_mma_sync_is_one_clear_line():
+    with pytest.raises(UnsupportedInstruction, match=r"'mma\.sync\.aligned\.m16n8k16.*not wired"):
+        ptxfp.run("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {a,b,c,d}, {e,f,g,h}, "
+                  "{i,j}, {k,l,m,n};")

@@ -727,6 +727,8 @@ def _compiler(spelling):
     """The compiler of an opcode spelling (None: not modeled)."""
     opcode = spelling.split(".", 1)[0]
     fn = _COMPILERS.get(opcode)
+    if fn in _OWN:
+        return fn                  # the engine's own (warp-wide) instructions, never a row
     if opcode in isa.OPCODES and fn not in (_c_arith, _c_cvt) and any(
             t in _HALF for t in _spelling_types(spelling)):
         fn = _c_row                # a modelled opcode (neg.bf16 ...) is never integer work
@@ -763,7 +765,7 @@ def _compile(prog, ins):
     except UnsupportedInstruction:
         # the glue here does not take this form: a row of the table may (every family's
         # rows run through _c_row, whatever helper added them)
-        if fn is _c_row or not _is_row(ins.opcode_spelling):
+        if fn is _c_row or fn in _OWN or not _is_row(ins.opcode_spelling):
             raise
         step = _c_row(prog, ins)
     if ins.predicate is not None:
@@ -1707,7 +1709,13 @@ def _c_atom(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
+def _c_mma(prog, ins):
+    raise _unsupported(ins, "the warp-wide matrix instructions are not wired into the "
+                            "interpreter yet (ptxfp.mma computes one mma from whole matrices)")
+
+
 _COMPILERS = {
+    "mma": _c_mma, "wmma": _c_mma, "wgmma": _c_mma,
     "bar": _c_bar, "barrier": _c_bar, "membar": _c_nop, "fence": _c_nop,
     "shfl": _c_shfl, "vote": _c_vote, "atom": _c_atom, "red": _c_atom,
     "add": _c_arith, "sub": _c_arith, "mul": _c_arith, "fma": _c_arith,
@@ -1716,6 +1724,10 @@ _COMPILERS = {
     "cvt": _c_cvt, "mov": _c_mov, "ld": _c_ldst, "st": _c_ldst, "cvta": _c_cvta,
     "setp": _c_setp, "selp": _c_selp, "bra": _c_bra, "ret": _c_ret, "exit": _c_ret,
 }
+
+
+#: compilers of instructions the engine runs itself, whatever rows the table has for them
+_OWN = frozenset((_c_mma, _c_bar, _c_shfl, _c_vote, _c_atom, _c_nop, _c_ldst, _c_bra, _c_ret))
 
 
 # --- inputs -----------------------------------------------------------------------------------
