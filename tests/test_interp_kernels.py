@@ -402,7 +402,55 @@ def test_entry_by_name_and_missing_instruction():
     assert (e.value.line, e.value.col) == (2, 1)
 
 
-def test_mma_sync_is_one_clear_line():
-    with pytest.raises(UnsupportedInstruction, match=r"'mma\.sync\.aligned\.m16n8k16.*not wired"):
+def test_mma_sync_without_the_tensor_package_is_one_clear_line():
+    import importlib
+    try:
+        importlib.import_module("ptxfp.tensor.fragments")
+        pytest.skip("ptxfp.tensor is here: test_mma_sync_m16n8k16 runs mma.sync")
+    except ImportError:
+        pass
+    with pytest.raises(UnsupportedInstruction, match=r"'mma\.sync\.aligned\.m16n8k16.*ptxfp\.tensor"):
         ptxfp.run("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {a,b,c,d}, {e,f,g,h}, "
                   "{i,j}, {k,l,m,n};")
+
+
+def test_mma_sync_m16n8k16():
+    """Registers filled by the PTX manual's fragment formulas for m16n8k16 (.f16 A/B, .f32
+    C/D), written out here; D compared with ptxfp.mma on the whole matrices."""
+    import importlib
+    try:
+        importlib.import_module("ptxfp.tensor.fragments")
+        mma = importlib.import_module("ptxfp").mma
+    except (ImportError, AttributeError):
+        pytest.skip("needs ptxfp.tensor (fragments and mma)")
+    rng = np.random.default_rng(7)
+    W = 2                                                  # two warps, each its own matrices
+    A = rng.uniform(-1, 1, (W, 16, 16)).astype(np.float16).view(np.uint16)
+    B = rng.uniform(-1, 1, (W, 16, 8)).astype(np.float16).view(np.uint16)
+    C = rng.uniform(-1, 1, (W, 16, 8)).astype(np.float32).view(np.uint32)
+    lane = np.arange(32)
+    g, t = lane >> 2, lane % 4
+    ins = {}
+
+    def per_thread(f):
+        return np.concatenate([f(w) for w in range(W)])
+    for r in range(4):                                     # A: row g + 8 (r%2), k-word t + 4 (r//2)
+        row = g + 8 * (r % 2)
+        col = 2 * (t + 4 * (r // 2))
+        ins[f"a{r}"] = per_thread(lambda w: A[w, row, col].astype(np.uint32)
+                                  | (A[w, row, col + 1].astype(np.uint32) << 16))
+    for r in range(2):                                     # B: column g, k-word t + 4 r
+        k = 2 * (t + 4 * r)
+        ins[f"b{r}"] = per_thread(lambda w: B[w, k, g].astype(np.uint32)
+                                  | (B[w, k + 1, g].astype(np.uint32) << 16))
+    for r in range(4):                                     # C: row g + 8 (r//2), col 2t + r%2
+        ins[f"c{r}"] = per_thread(lambda w: C[w, g + 8 * (r // 2), 2 * t + r % 2])
+    src = (".reg .b32 a<4>, b<2>;\n.reg .f32 c<4>, d<4>;\n"
+           "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {d0,d1,d2,d3}, {a0,a1,a2,a3}, "
+           "{b0,b1}, {c0,c1,c2,c3};")
+    r = ptxfp.run(src, ins, block=32 * W)
+    want = np.asarray(mma("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", A, B, C,
+                          target="sm_90"))
+    for q in range(4):
+        got = r[f"d{q}"].reshape(W, 32)
+        assert np.array_equal(got, want[:, g + 8 * (q // 2), 2 * t + q % 2])
