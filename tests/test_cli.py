@@ -193,9 +193,9 @@ def test_run_user_errors(tmp_path, capsys, text, argv, words):
 
 def test_run_error_names_position(tmp_path, capsys):
     f = tmp_path / "e.ptx"
-    f.write_text("add.f16 d, a, a;\n  bar.sync 0;\n")
+    f.write_text("add.f16 d, a, a;\n  bar.red.and.pred p, 0, q;\n")
     rc, _, err = cli(capsys, "run", str(f), "--set", "a=1")
-    assert rc == 2 and "2:3:" in err and "'bar.sync'" in err
+    assert rc == 2 and "2:3:" in err and "'bar.red.and.pred'" in err
 
 
 # --- list, verify, help -------------------------------------------------------------------------

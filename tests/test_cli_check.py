@@ -101,7 +101,8 @@ def test_bad_version_and_target_arguments_are_usage_errors(capsys, module):
 
 
 @pytest.mark.parametrize("text,argv,where", [
-    ("add.f16 d, a, a;\n  bar.sync 0;\n", ["--set", "a=1"], ":2:3: 'bar.sync'"),
+    ("add.f16 d, a, a;\n  bar.red.and.pred p, 0, q;\n", ["--set", "a=1"],
+     ":2:3: 'bar.red.and.pred'"),
     ("ld.global.b16 d, [a];\n", ["--set", "a=0"], ":1:1: 'ld.global.b16' needs memory"),
     ("add.f16 d, a, ;", [], ":1:15: syntax error"),
 ])
@@ -160,7 +161,7 @@ def test_errors_are_json_with_json(capsys, argv, kind, line):
 
 def test_run_error_is_json_with_position(capsys, tmp_path):
     f = tmp_path / "r.ptx"
-    f.write_text("add.f16 d, a, a;\n  bar.sync 0;\n")
+    f.write_text("add.f16 d, a, a;\n  bar.red.and.pred p, 0, q;\n")
     rc, out, _ = cli(capsys, "run", f, "--set", "a=1", "--json")
     e = json.loads(out)["error"]
     assert rc == 2 and (e["file"], e["line"], e["col"]) == (str(f), 2, 3)

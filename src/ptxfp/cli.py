@@ -584,6 +584,77 @@ def _memory_arg(text):
         raise CliError(f"--memory {text}: {e.strerror or e}") from None
 
 
+#: the most lines (threads x registers) the table of 'ptxfp run' prints
+_TABLE_MAX = 4096
+
+
+def _npy_arg(path, typ, key):
+    """--set NAME=@FILE.npy: one value a thread from a .npy file: an integer array is bits, a
+    float16/float32/float64 array of the register's width is taken as its bits."""
+    try:
+        arr = np.load(path, allow_pickle=False, mmap_mode="r")
+    except (OSError, ValueError) as e:
+        raise CliError(f"--set {key}=@{path}: cannot read a .npy file "
+                       f"({getattr(e, 'strerror', None) or e})") from None
+    if arr.ndim != 1:
+        raise CliError(f"--set {key}=@{path}: expected a 1-D array (one value a thread), got "
+                       f"shape {arr.shape}")
+    from .ptx.interp import WIDTH
+    if arr.dtype.kind == "f":
+        w = WIDTH.get(typ, 0)
+        if arr.dtype.itemsize * 8 != w:
+            raise CliError(f"--set {key}=@{path}: {arr.dtype} values for a {w}-bit register "
+                           f"(.{typ}); give their bits as an integer array")
+        return np.asarray(arr).view(f"uint{w}")
+    if arr.dtype.kind not in "iub":
+        raise CliError(f"--set {key}=@{path}: expected integers (bits) or floats, got "
+                       f"{arr.dtype}")
+    return np.asarray(arr)
+
+
+def _dims_arg(text, opt):
+    """--grid/--block X[,Y[,Z]]"""
+    if text is None:
+        return None
+    parts = text.split(",")
+    if not 1 <= len(parts) <= 3 or not all(re.fullmatch(r"\d{1,10}", p.strip()) for p in parts):
+        raise CliError(f"{opt} {text}: expected X, X,Y or X,Y,Z (positive integers)")
+    dims = tuple(int(p) for p in parts)
+    if min(dims) < 1:
+        raise CliError(f"{opt} {text}: every dimension must be at least 1")
+    return dims
+
+
+def _mem_range(text):
+    """--mem START:LEN (decimal or 0x hex) -> (start, length)"""
+    m = re.fullmatch(r"(0x[0-9a-fA-F]{1,16}|\d{1,20}):(0x[0-9a-fA-F]{1,16}|\d{1,20})", text)
+    if not m:
+        raise CliError(f"--mem {text}: expected START:LEN (bytes, decimal or 0x hex)")
+    return int(m.group(1), 0), int(m.group(2), 0)
+
+
+def _write_npz(args, res, mems, out):
+    """--out FILE.npz: the registers asked for (each an array of one value a thread, its
+    bits), 'memory@START:LEN' ranges of the memory after the run, and 'threads'."""
+    from .outputs import write_output
+    arrays = {}
+    for r in args.reg or list(res.registers):
+        key = r if r in res.registers else ("%" + r if "%" + r in res.registers else None)
+        if key is None:
+            raise CliError(f"--reg {r}: no register '{r}' holds a value after the run "
+                           f"(have: {', '.join(list(res.registers)[:12])})")
+        arrays[key] = res.registers[key]
+    for start, n in mems:
+        size = 0 if res.memory is None else res.memory.size
+        if start + n > size:
+            raise CliError(f"--mem {start:#x}:{n}: past the end of the {size}-byte memory")
+        arrays[f"memory@{start:#x}:{n}"] = res.memory[start:start + n]
+    arrays["threads"] = np.array(res.threads)
+    write_output(args.out, lambda f: np.savez(f, **arrays), what="--out")
+    out.write(f"{res.threads} threads: wrote {len(arrays) - 1} arrays to {args.out}\n")
+    return 0
+
+
 def _show_type(name, res):
     """The type to show a register's bits as: the float type it was written as, else the float
     type an instruction reads it as, else its declared type, else the type written."""
@@ -647,6 +718,9 @@ def cmd_run(args, out):
         typ = types[reg]
         if typ not in WIDTH:
             typ = "b64"
+        if len(vals) == 1 and vals[0].startswith("@"):
+            inputs[reg] = _npy_arg(vals[0][1:], typ, key)
+            continue
         parsed = [parse_value(v, typ, f"--set {key}") for v in vals]
         inputs[reg] = parsed[0] if len(parsed) == 1 else np.array(parsed, dtype=np.uint64)
     missing = [n for n in needed if n not in inputs]
@@ -656,15 +730,35 @@ def cmd_run(args, out):
                        f"before it is set: give it with --set {first.name}=VALUE"
                        + (f" (also needed: {', '.join(missing[1:])})" if missing[1:] else ""))
     memory = _memory_arg(args.memory)
+    grid, block = _dims_arg(args.grid, "--grid"), _dims_arg(args.block, "--block")
+    mems = [_mem_range(m) for m in args.mem]
+    if args.out is None and (args.reg or mems):
+        raise CliError("--reg and --mem choose what --out FILE.npz holds: give --out")
+    if args.out is not None:
+        # what the file will hold, checked before the run: each register asked for (all,
+        # without --reg) a value per thread, and the memory ranges
+        nthreads = args.threads or 1
+        if grid or block:
+            nthreads = int(np.prod(grid or (1,))) * int(np.prod(block or (1,)))
+        for v in inputs.values():
+            if isinstance(v, np.ndarray) and v.ndim == 1 and v.size > 1:
+                nthreads = max(nthreads, v.size)
+        widths = [prog.width[r] for r in (args.reg or prog.width) if r in prog.width]
+        need = nthreads * sum(max(w // 8, 1) for w in widths) + sum(n for _, n in mems)
+        check_bytes(need, "--out", args.out, " for the results it will hold")
     with _in_file(name):
         try:
-            res = run_detailed(prog, inputs, memory=memory, threads=args.threads)
+            res = run_detailed(prog, inputs, memory=memory, threads=args.threads, grid=grid,
+                               block=block, shared_bytes=args.shared_bytes,
+                               max_steps=args.max_steps)
         except ResourceError as e:
             if e.option == "threads" and args.threads is not None:   # say it as the option
                 raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") \
                     from None
             raise
     names = list(res.registers)
+    if args.out is not None:
+        return _write_npz(args, res, mems, out)
     if args.json:
         regs = {}
         for r in names:
@@ -689,6 +783,10 @@ def cmd_run(args, out):
         rows.append((r, typ, w, res.registers[r]))
     nw = max([len(r[0]) for r in rows] + [8])
     tw = max([len(r[1]) for r in rows] + [4])
+    if res.threads * max(len(rows), 1) > _TABLE_MAX:
+        out.write(f"{res.threads} threads x {len(rows)} registers: too many to print; write "
+                  "them with --out FILE.npz (--reg NAME, --mem START:LEN choose what)\n")
+        return 0
     for t in range(res.threads):
         if res.threads > 1:
             out.write(f"thread {t}:\n")
@@ -975,12 +1073,19 @@ threads.  Every register (or entry parameter) the program reads before writing n
   --set REG=VALUE [VALUE ...]   one VALUE for all threads, or one per thread
 VALUEs are read as for 'ptxfp eval' (0x3c00, 1.5f16, 1.0f16,2.0f16 ...).  ld/st address one flat
 little-endian memory: --memory SIZE (that many zero bytes: decimal 4096 or hex 0x1000) or
---memory FILE (its bytes).  The instructions it runs (guards and forward branches included):
+--memory FILE (its bytes).  --set NAME=@FILE.npy reads one value a thread from a .npy file.
+--grid and --block launch a grid (X[,Y[,Z]] each); loops, divergence, bar.sync, .shared/.local
+memory, shfl.sync, vote.sync and atomics run as on the GPU (docs/interpreter.md).  Many
+threads: --out FILE.npz writes the registers (--reg NAME, default all) and memory ranges
+(--mem START:LEN); the table is printed only when it is small.  The instructions it runs
+(besides every form 'ptxfp list' shows):
 {ops}
 
 examples:
   echo 'fma.rn.bf16 d, a, b, c;' | ptxfp run - --set a=1.015625bf16 b=1.25bf16 c=0x0001
   echo 'cvt.rn.f16.f32 h, f;' | ptxfp run - --set f=1.0f32 2.0f32 3.0f32 --json
+  ptxfp run axpy.ptx --grid 4 --block 256 --memory mem.bin --set axpy_param_0=1024 \\
+        axpy_param_1=2.0f32 axpy_param_2=256 axpy_param_3=4352 --out y.npz --mem 4352:4096
   ptxfp run kernel.ptx --entry f16_scalar --memory 4096 --threads 4 \\
         --set f16_scalar_param_0=0 f16_scalar_param_1=256 f16_scalar_param_2=512 \\
         --set f16_scalar_param_3=1024 f16_scalar_param_4=4
@@ -1053,7 +1158,8 @@ def build_parser():
     c.set_defaults(fn=cmd_check)
 
     r = sub.add_parser("run", help="run PTX over threads and print the registers",
-                       description="Execute straight-line PTX and print every register.",
+                       description="Execute PTX over a grid of threads and print (or --out) "
+                       "the registers.",
                        epilog=_RUN_EPILOG.replace("{ops}", _run_ops()), formatter_class=fmt)
     r.add_argument("file", metavar="FILE", help="a PTX file, or - for stdin")
     r.add_argument("--set", metavar="REG=VALUE", nargs="+", action="extend", default=[],
@@ -1061,6 +1167,17 @@ def build_parser():
     r.add_argument("--threads", type=int, metavar="N", help="the number of threads")
     r.add_argument("--memory", metavar="SIZE|FILE", help="memory for ld/st")
     r.add_argument("--entry", metavar="NAME", help="the function to run in a module")
+    r.add_argument("--grid", metavar="X[,Y[,Z]]", help="blocks in the grid (default 1)")
+    r.add_argument("--block", metavar="X[,Y[,Z]]", help="threads in a block")
+    r.add_argument("--shared-bytes", type=int, default=0, metavar="N",
+                   help="dynamic (extern) .shared bytes a block")
+    r.add_argument("--max-steps", type=int, default=1_000_000, metavar="N",
+                   help="stop after N instructions (a loop that never ends)")
+    r.add_argument("--out", metavar="FILE.npz", help="write the results to a .npz file")
+    r.add_argument("--reg", metavar="NAME", action="append", default=[],
+                   help="with --out: a register to write (default: all)")
+    r.add_argument("--mem", metavar="START:LEN", action="append", default=[],
+                   help="with --out: a memory range to write")
     r.add_argument("--json", action="store_true", help="print JSON")
     r.set_defaults(fn=cmd_run)
 

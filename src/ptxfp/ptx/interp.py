@@ -52,8 +52,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import isa, types
+from .. import dispatch as _dispatch
 from ..dispatch import CORE, ENTRY
-from ..errors import (InterpError, OperandError, SpellingError,
+from ..errors import (InterpError, OperandError, PtxfpError, SpellingError,
                       UninitializedRegister, UnsupportedInstruction)
 from ..formats import FORMATS
 from ..limits import check_bytes, guarded, paused_gc
@@ -63,8 +64,13 @@ from .reader import Addr, Imm, Reg, Vec, read
 __all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "InputInfo", "InterpError",
            "UnsupportedInstruction", "UninitializedRegister", "MEMORY_KEY"]
 
+#: opcode -> two-result core (setp p|q), where the instruction table has them
+_CORE2 = getattr(_dispatch, "CORE2", {})
+
 #: key of the memory after the run in run()'s result
 MEMORY_KEY = "__memory__"
+#: instructions (of a group of threads) a run may execute before it stops (max_steps=)
+MAX_STEPS = 1_000_000
 
 
 # --- types ------------------------------------------------------------------------------------
@@ -115,6 +121,8 @@ class RunResult:
     threads: int
     declared: dict = field(default_factory=dict)   #: name -> declared type (None: inferred)
     read_as: dict = field(default_factory=dict)    #: name -> float type instructions read it as
+    steps: int = 0                         #: instructions executed (each for a group)
+    thread_instructions: int = 0           #: the sum over them of the threads that ran it
 
 
 # --- the program, prepared ------------------------------------------------------------------------
@@ -169,7 +177,52 @@ class _Prog:
         self.accessors = {}                             # shared operand readers (_shared)
         self._read_as = None                            # read_as and _needed, once
         self.needed = None
+        self.vars = {}                                  # variable -> (space, offset, size)
+        self.shared_static = 0                          # bytes of static .shared
+        self.extern_align = 0                           # > 0: an extern .shared is used
+        self.local_size = 0                             # bytes of .local a thread
         self.steps = [_compile(self, self.rename(s)) for s in self.statements]
+        a = max(self.extern_align, 1)
+        self.extern_offset = -(-self.shared_static // a) * a   # where extern .shared starts
+        self.label_of = {}                              # statement index -> a label there
+        for name, idx in self.labels.items():
+            self.label_of.setdefault(idx, name)
+
+    def var(self, name, ins):
+        """(space, offset) of a .shared/.local variable `name` used at `ins`, laid out at its
+        first use (in its .align, else its element size); None if `name` is not one."""
+        hit = self.vars.get(name)
+        if hit is not None:
+            return hit[:2]
+        d = self.prog.lookup(name, ins)
+        if d is None or d.space not in ("shared", "local"):
+            return None
+        esize = max(WIDTH.get(d.type, 8) // 8, 1) * d.vector
+        align = d.align or esize
+        if align & (align - 1) or align <= 0:
+            raise InterpError(f"'{name}': .align {align} is not a power of two", d.line, d.col,
+                              rule="align")
+        count = 1
+        for k in d.array:
+            count *= k
+        if d.space == "shared" and 0 in d.array:       # extern .shared x[]: the dynamic part
+            self.extern_align = max(self.extern_align, align)
+            self.vars[name] = ("shared", None, 0)
+            return ("shared", None)
+        size = esize * count
+        if d.space == "shared":
+            off = -(-self.shared_static // align) * align
+            self.shared_static = off + size
+            if self.shared_static > SHARED_STATIC_LIMIT:
+                raise InterpError(
+                    f"'{name}': {self.shared_static} bytes of static .shared data, over the "
+                    f"{SHARED_STATIC_LIMIT}-byte limit (ptxas: too much shared data)", d.line,
+                    d.col, rule="shared-size")
+        else:
+            off = -(-self.local_size // align) * align
+            self.local_size = off + size
+        self.vars[name] = (d.space, off, size)
+        return (d.space, off)
 
     def key(self, name, ins):
         """The register a name means at `ins`: PTX scopes .reg by block, so a name declared
@@ -306,6 +359,7 @@ class _Step:
     kind: str = "op"                 #: 'op', 'bra', 'ret'
     target: str | None = None        #: the label of a bra
     pred: object = None              #: the guard's predicate register (a Reg), if any
+    extra: object = None             #: a barrier's (arrive?, id reader, count reader or None)
 
 
 def _unsupported(ins, why=None):
@@ -332,9 +386,18 @@ class _State:
     """The registers while a program runs.  Arrays held here are never changed in place (a
     write puts a new array in), so a register may share its array with another (mov)."""
 
-    def __init__(self, prog, n, inputs, memory):
+    def __init__(self, prog, n, inputs, memory, geom=None, shared_bytes=0):
         self.prog = prog
         self.n = n
+        self.geom = geom if geom is not None else _Geometry((1, 1, 1), (n, 1, 1))
+        self.shared_size = prog.extern_offset + shared_bytes if (
+            prog.extern_align or shared_bytes) else prog.shared_static
+        nb = self.geom.nblocks
+        check_bytes(nb * self.shared_size + n * prog.local_size, "shared/local memory",
+                    f"({self.shared_size} bytes a block, {prog.local_size} a thread)")
+        self.shared = np.zeros(nb * self.shared_size, np.uint8)
+        self.local = np.zeros(n * prog.local_size, np.uint8)
+        self._ids = {}                  # thread numbering arrays (see ids())
         self.regs = {}                  # name -> array (dtype of the register's width)
         self.init = {}                  # name -> bool array: lanes that hold a value ...
         self.full = set()               # ... unless every lane does: the name is here
@@ -424,26 +487,44 @@ class _State:
             v = self.specials[(name, w)] = self._special(name, w)
         return v
 
+    def ids(self, what):
+        """Thread numbering, int64 arrays (n,) made once: 'block' (the linear block index),
+        'tib' (the linear thread index in its block), 'lane', 'warp' (a warp's index in the
+        grid: block * warps a block + tib // 32).  Threads are numbered x fastest, blocks too."""
+        v = self._ids.get(what)
+        if v is None:
+            g = self.geom
+            i = np.arange(self.n, dtype=np.int64)
+            v = {"block": lambda: i // g.bsize, "tib": lambda: i % g.bsize,
+                 "lane": lambda: self.ids("tib") % 32,
+                 "warp": lambda: self.ids("block") * g.wpb + self.ids("tib") // 32}[what]()
+            self._ids[what] = v
+        return v
+
     def _special(self, name, w):
-        tid = np.arange(self.n, dtype=np.uint64)
+        g = self.geom
         m = _SPECIAL.match(name)
         reg, dim, single = m.group(1), m.group(2), m.group(3)
-        if reg == "tid":
-            v = tid if dim == "x" else np.zeros(self.n, np.uint64)
+        k = "xyz".index(dim) if dim else 0
+        if reg in ("tid", "ctaid"):
+            shape = g.block if reg == "tid" else g.grid
+            lin = self.ids("tib" if reg == "tid" else "block")
+            div = 1
+            for j in range(k):
+                div *= shape[j]
+            v = (lin // div) % shape[k]
         elif reg == "ntid":
-            v = np.full(self.n, self.n if dim == "x" else 1, np.uint64)
-        elif reg == "ctaid":
-            v = np.zeros(self.n, np.uint64)
+            v = np.full(self.n, g.block[k], np.int64)
         elif reg == "nctaid":
-            v = np.ones(self.n, np.uint64)
+            v = np.full(self.n, g.grid[k], np.int64)
         elif single == "laneid":
-            v = tid % 32
+            v = self.ids("lane")
         elif single == "warpid":
-            v = tid // 32
+            v = self.ids("tib") // 32
         elif single == "nwarpid":
-            v = np.full(self.n, -(-self.n // 32), np.uint64)
+            v = np.full(self.n, g.wpb, np.int64)
         else:
-            v = np.full(self.n, 32, np.uint64)
+            v = np.full(self.n, 32, np.int64)
         return v.astype(_DTYPE[w])
 
     def value(self, op, typ, ins):
@@ -453,6 +534,30 @@ class _State:
         if isinstance(op, Imm):
             return np.full(self.n, _imm_bits(op, typ, ins), _DTYPE[WIDTH[typ]])
         raise _bad(ins, f"expected a register or an immediate, got '{op}'", op)
+
+
+class _Geometry:
+    """A launch: grid and block dimensions (x, y, z); threads are numbered x fastest within
+    a block, blocks x fastest within the grid; a warp is 32 consecutive threads of a block."""
+
+    def __init__(self, grid, block):
+        self.grid = tuple(grid)
+        self.block = tuple(block)
+        self.nblocks = grid[0] * grid[1] * grid[2]
+        self.bsize = block[0] * block[1] * block[2]
+        self.n = self.nblocks * self.bsize
+        self.wpb = -(-self.bsize // 32)             #: warps a block
+
+
+#: bytes of static .shared data a kernel may declare (ptxas' limit, every target)
+SHARED_STATIC_LIMIT = 48 * 1024
+#: bytes of .shared a block may use (static + dynamic), by target: the CUDA programming guide's
+#: "maximum amount of shared memory per thread block" of each compute capability
+SHARED_LIMIT = {"sm_70": 96 * 1024, "sm_72": 96 * 1024, "sm_75": 64 * 1024,
+                "sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_87": 163 * 1024,
+                "sm_89": 99 * 1024, "sm_90": 227 * 1024, "sm_100": 227 * 1024,
+                "sm_101": 227 * 1024, "sm_103": 227 * 1024, "sm_110": 227 * 1024,
+                "sm_120": 99 * 1024, "sm_121": 99 * 1024}
 
 
 def _narrow_bits(arr, w):
@@ -622,6 +727,8 @@ def _compiler(spelling):
     """The compiler of an opcode spelling (None: not modeled)."""
     opcode = spelling.split(".", 1)[0]
     fn = _COMPILERS.get(opcode)
+    if fn in _OWN:
+        return fn                  # the engine's own (warp-wide) instructions, never a row
     if opcode in isa.OPCODES and fn not in (_c_arith, _c_cvt) and any(
             t in _HALF for t in _spelling_types(spelling)):
         fn = _c_row                # a modelled opcode (neg.bf16 ...) is never integer work
@@ -637,11 +744,30 @@ def _compiler(spelling):
     return fn
 
 
+@lru_cache(maxsize=4096)
+def _is_row(spelling):
+    """Is `spelling` a form of the instruction table (any family)?"""
+    try:
+        _parse_once(spelling)
+    except SpellingError:
+        return False
+    return True
+
+
 def _compile(prog, ins):
     fn = _compiler(ins.opcode_spelling)
     if fn is None:
-        raise _unsupported(ins)
-    step = fn(prog, ins)
+        if not _is_row(ins.opcode_spelling):
+            raise _unsupported(ins)
+        fn = _c_row
+    try:
+        step = fn(prog, ins)
+    except UnsupportedInstruction:
+        # the glue here does not take this form: a row of the table may (every family's
+        # rows run through _c_row, whatever helper added them)
+        if fn is _c_row or fn in _OWN or not _is_row(ins.opcode_spelling):
+            raise
+        step = _c_row(prog, ins)
     if ins.predicate is not None:
         pr = Reg(ins.predicate.name, ins.predicate.line, ins.predicate.col)
         prog.use(pr, "pred", ins.line, ins.col, False)
@@ -658,7 +784,8 @@ def _c_row(prog, ins):
     try:
         form = _parse_once(ins.opcode_spelling)
     except SpellingError as e:
-        if e.rule == "not-modeled":
+        if e.rule in ("not-modeled", "unknown-instruction", "unknown-modifier", "illegal-type"):
+            # a form no family of the table has (ptxfp check says whether PTX has it)
             raise _unsupported(ins, str(e)) from None
         raise InterpError(str(e), ins.line, ins.col, rule=e.rule) from None
     ops = list(ins.operands)
@@ -670,8 +797,36 @@ def _c_row(prog, ins):
         _nops(ins, 1 + len(fmts))
     reads, writes = [], []
     srcs = [_src(prog, ins, o, f, reads) for o, f in zip(ops[1:], fmts)]
-    d = _dst(prog, ins, ins.operands[0], form.dtype, writes)
-    typ = form.dtype
+    dst0 = ins.operands[0]
+    # the destination register's type: a predicate for setp/testp (whose rows name the
+    # compared type), else the row's destination type
+    typ = "pred" if ins.opcode in _PRED_RESULT else form.dtype
+    if isinstance(dst0, Vec) and dst0.brackets == "|" and len(dst0.items) == 2 and \
+            typ == "pred":
+        # setp's 'p|q': the family's two-result core where it has one (dispatch.CORE2: q =
+        # BoolOp(!t, c), or lane 1 of a packed compare), else q = !p (no BoolOp)
+        d, q = (_dst(prog, ins, o, "pred", writes) for o in dst0.items)
+        core2 = _CORE2.get(ins.opcode)
+        two = core2(form) if core2 is not None else None
+        if two is None and (len(srcs) > 2 or form.dtype in ("f16x2", "bf16x2") or any(
+                t in ("f16x2", "bf16x2") for t in fmts)):
+            raise _unsupported(ins, "its second destination needs the family's two-result "
+                                    "core (dispatch.CORE2)")
+        entry = ENTRY[form.family]
+
+        def run(st):
+            args = [s(st) for s in srcs]
+            if two is not None:
+                r, r2 = two(args, st.n)
+            else:
+                r = core(args, st.n) if core is not None else entry(form, *args)
+                r2 = ~np.asarray(r).astype(bool)
+            st.write(d, "pred", np.asarray(r).astype(bool))
+            st.write(q, "pred", np.asarray(r2).astype(bool))
+        return _Step(ins, run, reads, writes)
+    d = _dst(prog, ins, dst0, typ, writes)
+    if typ != form.dtype:
+        out_dt = np.dtype(_DTYPE[WIDTH[typ]])
     if core is not None and d.name != "_":
         # the operands are the registers' own arrays (1-D, of the operands' widths): the
         # family's kernel runs on them without the entry point's operand checks
@@ -705,6 +860,7 @@ def _row_n(core, store, d, typ, *args):
 
 
 _ROW_RUNS = {1: _row1, 2: _row2, 3: _row3}
+_PRED_RESULT = frozenset(("setp", "testp"))
 
 
 @lru_cache(maxsize=4096)
@@ -713,10 +869,15 @@ def _row_plan(spelling):
     (parsed already): the core only where the readers' arrays are the operands' dtypes."""
     form = _parse_once(spelling)
     fmts = tuple(form.operand_formats)
-    core = CORE[form.family](form)
-    if not all(_DTYPE[WIDTH[f]] == np.dtype(f"uint{types.width(f)}") for f in fmts):
+    core = CORE[form.family](form) if form.family in CORE else None
+
+    def plain(f):
+        w = WIDTH.get(f)
+        return w in (8, 16, 32, 64) and _DTYPE[w] == np.dtype(f"uint{w}")
+    if not all(plain(f) for f in fmts):
         core = None
-    return fmts, core, np.dtype(f"uint{types.width(form.dtype)}")
+    w = WIDTH.get(form.dtype, 0)
+    return fmts, core, np.dtype(_DTYPE[w]) if w in _DTYPE else np.dtype(np.uint64)
 
 
 def _c_arith(prog, ins):
@@ -983,6 +1144,20 @@ def _c_mov(prog, ins):
                                 "load it with ld.param")
     if isinstance(src, Addr):
         raise _unsupported(ins, "taking the address of a variable is not modeled")
+    if isinstance(src, Reg) and not _special(src.name) and src.name not in prog.width:
+        v = prog.var(src.name, ins)
+        if v is not None:                              # mov r, smem: its .shared address
+            d = _dst(prog, ins, dst, t, writes)
+            dt = _DTYPE[w]
+            if v[1] is None:
+                return _Step(ins, lambda st: st.write(d, t, np.full(
+                    st.n, prog.extern_offset, dt)), reads, writes)
+            off = v[1]
+            return _Step(ins, lambda st: st.write(d, t, np.full(st.n, off, dt)), reads, writes)
+        if src.name in prog.prog.variables:
+            raise _unsupported(ins, f"taking the address of the "
+                                    f".{prog.prog.variables[src.name].space} variable "
+                                    f"'{src.name}' is not modeled")
     a = _src(prog, ins, src, t, reads)
     d = _dst(prog, ins, dst, t, writes)
 
@@ -1002,9 +1177,9 @@ def _c_ldst(prog, ins):
         raise _unsupported(ins, "ld/st need one type (.b16, .b32, .f32, .u64 ...)")
     t = types[0]
     space = next((s for s in sfx if s in _SPACES), "generic")
-    if space not in ("global", "generic", "param"):
+    if space not in ("global", "generic", "param", "shared", "local"):
         raise _unsupported(ins, f"the .{space} state space is not modeled (only .global, "
-                                "generic addresses and .param)")
+                                ".shared, .local, generic addresses and .param)")
     if store and space == "param":
         raise _unsupported(ins, "st.param (calls) is not modeled")
     vec = next((int(s[1:]) for s in sfx if s in ("v2", "v4", "v8")), 1)
@@ -1056,64 +1231,116 @@ def _c_ldst(prog, ins):
                 lo = off + k * nbytes
                 st.write(o, t, _from_le(b[:, lo:lo + nbytes], w))
         return _Step(ins, run, reads, writes)
-    # global / generic memory
-    if addr.base is not None:
-        if addr.base.name in prog.params:
-            raise _bad(ins, f"'{addr.base.name}' is a parameter: load its value with ld.param "
-                            "first", addr)
-        if addr.base.name in prog.prog.variables:
-            raise _unsupported(ins, f"addressing the variable '{addr.base.name}' is not modeled; "
-                                    "pass addresses in registers")
-        base_t = "u64" if prog.width.get(addr.base.name, 64) == 64 else "u32"
-        base = _src(prog, ins, addr.base, base_t, reads)
-    else:
-        base = None
+    # global / generic, shared, local memory
+    base = _address(prog, ins, addr, space, reads)
     off = addr.offset
+    total = nbytes * vec
     if store:
         vals = [_src(prog, ins, o, t, reads) for o in items]
     else:
         outs = [_dst(prog, ins, o, t, writes) for o in items]
+    where = (addr.line or ins.line, addr.col or ins.col)
+    ipos = (ins.line, ins.col)
+    spelling = ins.opcode_spelling
+
+    edt = np.dtype(_DTYPE[max(w, 8)]).newbyteorder("<")
 
     def run(st):
-        if st.mem is None:
-            raise InterpError(f"'{ins.opcode_spelling}' needs memory: pass memory=... (bytes)",
-                              ins.line, ins.col, rule="no-memory")
         m = st.mask
-        a = (base(st).astype(np.int64) if base is not None else np.zeros(st.n, np.int64)) + off
-        total = nbytes * vec
-        live = a[m]
-        if live.size:
-            lo, hi = int(live.min()), int(live.max()) + total
-            if lo < 0 or hi > st.mem.size:
-                bad = lo if lo < 0 else int(live.max())
-                raise InterpError(f"'{ins.opcode_spelling}': address {bad:#x} (+{total} bytes) "
-                                  f"is outside the {st.mem.size}-byte memory",
-                                  addr.line or ins.line, addr.col or ins.col, rule="address")
-            mis = live % nbytes
-            if mis.any():
-                raise InterpError(f"'{ins.opcode_spelling}': address {int(live[mis != 0][0]):#x}"
-                                  f" is not {nbytes}-byte aligned", addr.line or ins.line,
-                                  addr.col or ins.col, rule="address")
-        idx = np.where(m, a, 0)
+        buf, idx = _locate(st, space, base(st) + off, m, total, spelling, where, ipos)
+        # the accesses are aligned: the memory as little-endian words of the element size
+        words = buf[:buf.size // nbytes * nbytes].view(edt)
+        wi = idx // nbytes
         if store:
+            sel = m if not st.all_on else slice(None)
+            at = wi[sel]
+            if at.size > 1 and not (np.diff(at) > 0).all():
+                # two threads store to one place: in thread order the last one's value stays
+                rev = at[::-1]
+                _, first = np.unique(rev, return_index=True)
+                keep = np.zeros(at.size, bool)
+                keep[at.size - 1 - first] = True
+                at = at[keep]
+            else:
+                keep = None
             for k, v in enumerate(vals):
-                bits = v(st)
-                by = _to_le(bits, w)                   # (n, nbytes)
-                pos = (idx[:, None] + (k * nbytes + np.arange(nbytes)))[m].ravel()
-                by = by[m].ravel()
-                if np.unique(pos).size == pos.size:
-                    st.mem[pos] = by
-                else:                                   # overlaps: in thread order, the last
-                    for i in range(0, pos.size, nbytes):     # writer wins
-                        st.mem[pos[i:i + nbytes]] = by[i:i + nbytes]
+                bits = v(st)[sel]
+                if keep is not None:
+                    bits = bits[keep]
+                words[at + k] = bits
         else:
             for k, o in enumerate(outs):
-                pos = idx[:, None] + (k * nbytes + np.arange(nbytes))
-                if not m.all():
-                    pos = np.where(m[:, None], pos, 0)
-                by = st.mem[pos] if st.mem.size else np.zeros((st.n, nbytes), np.uint8)
-                st.write(o, t, _from_le(by, w))
+                v = words[wi + k] if words.size else np.zeros(st.n, edt)
+                st.write(o, t, v.astype(_DTYPE[max(w, 8)], copy=False) if w > 1 else v)
     return _Step(ins, run, reads, writes)
+
+
+def _address(prog, ins, addr, space, reads):
+    """fn(state) -> int64 array (n,): the base of an address operand [base+offset] (a
+    register, a .shared/.local variable, or nothing: 0), the offset not added."""
+    b = addr.base
+    if b is None:
+        return _zeros_of
+    if b.name in prog.params:
+        raise _bad(ins, f"'{b.name}' is a parameter: load its value with ld.param first", addr)
+    v = prog.var(b.name, ins)
+    if v is not None:
+        vspace, voff = v
+        if space != vspace:
+            raise _unsupported(ins, f"'{b.name}' is a .{vspace} variable: address it with "
+                                    f"ld.{vspace}/st.{vspace} (generic addresses of .{vspace} "
+                                    "variables are not modeled)")
+        if voff is None:                               # extern .shared: after the statics
+            return lambda st: np.full(st.n, prog.extern_offset, np.int64)
+        return lambda st: np.full(st.n, voff, np.int64)
+    if b.name in prog.prog.variables:
+        raise _unsupported(ins, f"addressing the .{prog.prog.variables[b.name].space} variable "
+                                f"'{b.name}' is not modeled; pass addresses in registers")
+    base_t = "u64" if prog.width.get(b.name, 64) == 64 else "u32"
+    r = _src(prog, ins, b, base_t, reads)
+    return lambda st: r(st).astype(np.int64)
+
+
+def _zeros_of(st):
+    return np.zeros(st.n, np.int64)
+
+
+def _locate(st, space, a, m, total, spelling, where, at=None):
+    """(the byte buffer of `space`, the index in it of each thread's address `a`): checked
+    to lie inside the space and to be aligned to the access size `total`, for the threads of
+    mask `m` (the others get index 0)."""
+    if space == "shared":
+        buf, size, what = st.shared, st.shared_size, ".shared memory of the block"
+    elif space == "local":
+        buf, size, what = st.local, st.prog.local_size, ".local memory of the thread"
+    else:
+        buf = st.mem
+        if buf is None:
+            raise InterpError(f"'{spelling}' needs memory: pass memory=... (bytes)",
+                              *(at or where), rule="no-memory")
+        size, what = buf.size, "memory"
+    whole = st.all_on and m.size == st.n
+    live = a if whole else a[m]
+    if live.size:
+        lo, hi = int(live.min()), int(live.max())
+        if lo < 0 or hi + total > size:
+            bad = lo if lo < 0 else hi
+            raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
+                              f"the {size}-byte {what}", *where, rule="address")
+        if total & (total - 1):
+            mis = live % total
+        else:                                          # a power of two (every PTX access)
+            mis = live & (total - 1)
+        if mis.any():
+            raise InterpError(f"'{spelling}': address {int(live[mis != 0][0]):#x} is not "
+                              f"{total}-byte aligned", *where, rule="address")
+    if not whole:
+        a = np.where(m, a, 0)
+    if space == "shared":
+        a = a + st.ids("block") * size
+    elif space == "local":
+        a = a + np.arange(st.n, dtype=np.int64) * size
+    return buf, a
 
 
 def _to_le(bits, w):
@@ -1220,13 +1447,347 @@ def _c_ret(prog, ins):
     return _Step(ins, None, [], [], kind="ret")
 
 
+def _c_bar(prog, ins):
+    """bar.sync / bar.cta.sync / barrier.sync(.aligned) a{, b} and bar.arrive / barrier.arrive
+    a, b (a: the barrier, 0..15; b: the thread count, default every thread of the block)."""
+    sfx = set(ins.suffixes) - {"cta", "aligned"}
+    if sfx not in ({"sync"}, {"arrive"}) and not (ins.opcode == "barrier" and not sfx):
+        raise _unsupported(ins, "only bar.sync, barrier.sync, bar.arrive and barrier.arrive "
+                                "are modeled")
+    arrive = "arrive" in sfx
+    ops = ins.operands
+    if not 1 <= len(ops) <= 2 or (arrive and len(ops) != 2):
+        raise _bad(ins, "expects a barrier number" + (" and a thread count" if arrive else
+                                                      " and an optional thread count"))
+    reads = []
+    ida = _src(prog, ins, ops[0], "u32", reads)
+    cnt = _src(prog, ins, ops[1], "u32", reads) if len(ops) == 2 else None
+    return _Step(ins, None, reads, [], kind="bar", extra=(arrive, ida, cnt))
+
+
+def _c_nop(prog, ins):
+    """membar / fence: memory ordering, nothing to compute (the interpreter runs one
+    instruction at a time over the threads, every access seen by the next)."""
+    return _Step(ins, lambda st: None, [], [])
+
+
+def _warp_bits(st, m, warp, lane):
+    """uint64 array (warps,): bit `lane` set for each thread of mask `m`."""
+    w = np.bincount(warp[m], weights=np.ldexp(1.0, lane[m]), minlength=st.geom.nblocks *
+                    st.geom.wpb)
+    return w.astype(np.uint64)
+
+
+def _member_check(st, ins, mm, m):
+    """The threads of `m` and their membermask `mm` (uint64 array): each executing thread
+    is in its mask, and every live lane the mask names executes this instruction."""
+    lane, warp = st.ids("lane"), st.ids("warp")
+    me = np.uint64(1) << lane.astype(np.uint64)
+    if ((mm & me) == 0)[m].any():
+        t = int(np.nonzero(m & ((mm & me) == 0))[0][0])
+        raise InterpError(f"'{ins.opcode_spelling}': thread {t} (lane {int(lane[t])}) runs it "
+                          f"but its membermask {int(mm[t]):#010x} leaves its lane out",
+                          ins.line, ins.col, rule="membermask")
+    execu = _warp_bits(st, m, warp, lane)[warp]
+    live = _warp_bits(st, st.alive, warp, lane)[warp]
+    missing = mm & live & ~execu & np.uint64(0xFFFFFFFF)
+    bad = m & (missing != 0)
+    if bad.any():
+        t = int(np.nonzero(bad)[0][0])
+        miss = int(missing[t])
+        lanes = [k for k in range(32) if miss >> k & 1]
+        raise InterpError(f"'{ins.opcode_spelling}': thread {t}'s membermask {int(mm[t]):#010x}"
+                          f" names lanes {lanes[:8]}{' ...' if len(lanes) > 8 else ''} of its "
+                          "warp that do not execute it here (diverged, or at another "
+                          "instruction)", ins.line, ins.col, rule="membermask")
+
+
+def _c_shfl(prog, ins):
+    """shfl.sync.{up,down,bfly,idx}.b32 d{|p}, a, b, c, membermask (PTX's definition: the
+    lane read, j, from b, c's clamp and segment mask; out of range: the thread's own a)."""
+    modes = [x for x in ins.suffixes if x in ("up", "down", "bfly", "idx")]
+    if "sync" not in ins.suffixes or len(modes) != 1 or "b32" not in ins.suffixes:
+        raise _unsupported(ins, "only shfl.sync.{up,down,bfly,idx}.b32 is modeled")
+    mode = modes[0]
+    _nops(ins, 5)
+    reads, writes = [], []
+    dst = ins.operands[0]
+    dests = list(dst.items) if isinstance(dst, Vec) and dst.brackets == "|" else [dst]
+    a, b, c, mmask = (_src(prog, ins, o, "b32", reads) for o in ins.operands[1:])
+    d = _dst(prog, ins, dests[0], "b32", writes)
+    p = _dst(prog, ins, dests[1], "pred", writes) if len(dests) > 1 else None
+
+    def run(st):
+        m = st.mask
+        mm = mmask(st).astype(np.uint64)
+        _member_check(st, ins, mm, m)
+        lane = st.ids("lane")
+        bv = (b(st) & 31).astype(np.int64)
+        cv = c(st).astype(np.int64)
+        cval, seg = cv & 31, (cv >> 8) & 31
+        maxl = (lane & seg) | (cval & ~seg)
+        minl = lane & seg
+        if mode == "up":
+            j = lane - bv
+            ok = j >= maxl
+        elif mode == "down":
+            j = lane + bv
+            ok = j <= maxl
+        elif mode == "bfly":
+            j = lane ^ bv
+            ok = j <= maxl
+        else:
+            j = minl | (bv & ~seg)
+            ok = j <= maxl
+        j = np.where(ok, j, lane)
+        src = np.arange(st.n, dtype=np.int64) - lane + j
+        src = np.where(m, src, np.arange(st.n))
+        # the lane read must execute this shfl (else the GPU's value is unpredictable)
+        src_c = np.clip(src, 0, st.n - 1)
+        same_warp = (st.ids("warp")[src_c] == st.ids("warp")) & (src == src_c)
+        bad = m & ok & ~(same_warp & m[src_c])
+        if bad.any():
+            t = int(np.nonzero(bad)[0][0])
+            raise InterpError(f"'{ins.opcode_spelling}': thread {t} reads lane {int(j[t])}, "
+                              "which does not execute this shfl (the GPU's value is "
+                              "unpredictable)", ins.line, ins.col, rule="shfl-source")
+        av = a(st)
+        st.write(d, "b32", av[src_c])
+        if p is not None:
+            st.write(p, "pred", ok)
+    return _Step(ins, run, reads, writes)
+
+
+def _c_vote(prog, ins):
+    """vote.sync.{all,any,uni}.pred d, {!}a, membermask and vote.sync.ballot.b32."""
+    modes = [x for x in ins.suffixes if x in ("all", "any", "uni", "ballot")]
+    if "sync" not in ins.suffixes or len(modes) != 1:
+        raise _unsupported(ins, "only vote.sync.{all,any,uni}.pred and vote.sync.ballot.b32 "
+                                "are modeled")
+    mode = modes[0]
+    _nops(ins, 3)
+    reads, writes = [], []
+    src = ins.operands[1]
+    neg = False
+    if isinstance(src, Reg) and src.name.startswith("!"):
+        neg, src = True, Reg(src.name[1:], src.line, src.col)
+    a = _src(prog, ins, src, "pred", reads)
+    mmask = _src(prog, ins, ins.operands[2], "b32", reads)
+    dt = "b32" if mode == "ballot" else "pred"
+    d = _dst(prog, ins, ins.operands[0], dt, writes)
+
+    def run(st):
+        m = st.mask
+        mm = mmask(st).astype(np.uint64)
+        _member_check(st, ins, mm, m)
+        lane, warp = st.ids("lane"), st.ids("warp")
+        pv = a(st)
+        pv = ~pv if neg else pv
+        ones = _warp_bits(st, m & pv, warp, lane)[warp] & mm
+        if mode == "ballot":
+            st.write(d, dt, ones.astype(np.uint32))
+            return
+        voters = _warp_bits(st, m, warp, lane)[warp] & mm
+        if mode == "all":
+            r = ones == voters
+        elif mode == "any":
+            r = ones != 0
+        else:
+            r = (ones == voters) | (ones == 0)
+        st.write(d, dt, r)
+    return _Step(ins, run, reads, writes)
+
+
+_ATOM_FLOAT = {"f32": "add.rn.ftz.f32", "f16": "add.rn.f16", "bf16": "add.rn.bf16",
+               "f64": "add.rn.f64", "f16x2": "add.rn.f16x2", "bf16x2": "add.rn.bf16x2"}
+
+
+def _row_fn(spelling, ins):
+    """fn(a_bits, b_bits) -> bits of a two-operand row of the table (its core, else its
+    entry point)."""
+    if not _is_row(spelling):
+        raise _unsupported(ins, f"it needs '{spelling}', which the instruction table lacks")
+    form = _parse_once(spelling)
+    fmts, core, _ = _row_plan(spelling)
+    if core is not None:
+        return lambda x, y: core((x, y), x.size)
+    entry = ENTRY[form.family]
+    return lambda x, y: np.asarray(entry(form, x, y))
+
+
+def _atom_op(op, t, ins):
+    """fn(old bits, b bits, c bits or None) -> new bits, for one round (see _c_atom)."""
+    w = WIDTH[t]
+    dt = _DTYPE[w]
+    sdt = _SIGNED.get(w)
+    if op == "add" and t in _ATOM_FLOAT:
+        f = _row_fn(_ATOM_FLOAT[t], ins)
+        return lambda o, b, c: f(o, b)
+    if t[0] == "f" or t in ("bf16", "bf16x2"):
+        raise _unsupported(ins, f"atomic .{op} on .{t} is not modeled")
+    if op == "add":
+        return lambda o, b, c: (o + b).astype(dt)
+    if op in ("min", "max"):
+        f = np.minimum if op == "min" else np.maximum
+        if t[0] == "s":
+            return lambda o, b, c: f(o.view(sdt), b.view(sdt)).view(dt)
+        return lambda o, b, c: f(o, b)
+    if op in ("and", "or", "xor"):
+        f = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+        return lambda o, b, c: f(o, b)
+    if op == "exch":
+        return lambda o, b, c: b
+    if op == "cas":
+        return lambda o, b, c: np.where(o == b, c, o)
+    if op == "inc":
+        return lambda o, b, c: np.where(o >= b, dt(0), o + dt(1)).astype(dt)
+    if op == "dec":
+        return lambda o, b, c: np.where((o == 0) | (o > b), b, o - dt(1)).astype(dt)
+    raise _unsupported(ins)
+
+
+def _c_atom(prog, ins):
+    """atom/red on .global (generic) and .shared: d = old, memory = old op b (cas: c).  Threads
+    of one instruction apply in thread order, lowest linear id first, each seeing the one
+    before it; atom.add.f32 is add.rn.ftz.f32 (PTX: it flushes subnormals), the .f16/.bf16
+    adds add.rn."""
+    red = ins.opcode == "red"
+    sfx = ins.suffixes
+    space = next((x for x in sfx if x in _SPACES), "generic")
+    if space not in ("global", "generic", "shared"):
+        raise _unsupported(ins, f"atomics on .{space} are not modeled")
+    ops = [x for x in sfx if x in ("add", "min", "max", "and", "or", "xor", "exch", "cas",
+                                   "inc", "dec")]
+    tys = _types_of(ins)
+    if len(ops) != 1 or len(tys) != 1 or tys[0] not in WIDTH or any(
+            x.startswith("v") and x[1:].isdigit() for x in sfx):
+        raise _unsupported(ins, "one operation and one type (vector atomics are not modeled)")
+    op, t = ops[0], tys[0]
+    nsrc = 2 if op == "cas" else 1
+    _nops(ins, (0 if red else 1) + 1 + nsrc)
+    reads, writes = [], []
+    k = 0 if red else 1
+    addr = ins.operands[k]
+    if not isinstance(addr, Addr):
+        raise _bad(ins, f"expected an address '[...]', got '{addr}'", addr)
+    base = _address(prog, ins, addr, space, reads)
+    b = _src(prog, ins, ins.operands[k + 1], t, reads)
+    c = _src(prog, ins, ins.operands[k + 2], t, reads) if op == "cas" else None
+    d = None if red else _dst(prog, ins, ins.operands[0], t, writes)
+    f = _atom_op(op, t, ins)
+    w = WIDTH[t]
+    nb = w // 8
+    where = (addr.line or ins.line, addr.col or ins.col)
+    spelling, off = ins.opcode_spelling, addr.offset
+
+    def run(st):
+        m = st.mask
+        buf, idx = _locate(st, space, base(st) + off, m, nb, spelling, where,
+                           (ins.line, ins.col))
+        tids = np.nonzero(m)[0]
+        pos = idx[tids]
+        bv, cv = b(st)[tids], (c(st)[tids] if c is not None else None)
+        order = np.lexsort((tids, pos))            # by address, then thread id
+        sp = pos[order]
+        first = np.r_[True, sp[1:] != sp[:-1]]
+        start = np.maximum.accumulate(np.where(first, np.arange(sp.size), 0))
+        rank = np.empty(sp.size, np.int64)
+        rank[order] = np.arange(sp.size) - start
+        old_all = np.zeros(tids.size, _DTYPE[w])
+        span = np.arange(nb)
+        for r in range(int(rank.max()) + 1 if rank.size else 0):
+            sel = np.nonzero(rank == r)[0]
+            p = pos[sel][:, None] + span
+            old = _from_le(buf[p], w)
+            new = f(old, bv[sel], cv[sel] if cv is not None else None)
+            buf[p] = _to_le(np.asarray(new).astype(_DTYPE[w]), w)
+            old_all[sel] = old
+        if d is not None:
+            full = np.zeros(st.n, _DTYPE[w])
+            full[tids] = old_all
+            st.write(d, t, full)
+    return _Step(ins, run, reads, writes)
+
+
+def _c_mma(prog, ins):
+    """mma.sync d, a, b, c over whole warps: each warp's registers gathered into matrices by
+    the fragment layouts (ptxfp.tensor.fragments), D = ptxfp.mma(form, A, B, C) at the
+    module's target, scattered back into the warp's d registers."""
+    if ins.opcode != "mma" or "sync" not in ins.suffixes:
+        raise _unsupported(ins, "the warp-group (wgmma) and wmma instructions are not wired "
+                                "into the interpreter (ptxfp.mma computes them from whole "
+                                "matrices)")
+    try:
+        import importlib
+        fr = importlib.import_module("ptxfp.tensor.fragments")
+        tensor = importlib.import_module("ptxfp.tensor")
+        form = tensor.resolve(ins.opcode_spelling)
+        frags = fr.fragments(form)
+    except ImportError:
+        raise _unsupported(ins, "mma.sync needs ptxfp.tensor (fragment layouts and ptxfp.mma), "
+                                "not installed in this tree") from None
+    except (PtxfpError, ValueError, KeyError) as e:
+        raise _unsupported(ins, f"no fragment layout or tensor-core model for it ({e})") \
+            from None
+    if any(k not in frags for k in "abcd") or len(ins.operands) != 4:
+        raise _unsupported(ins, "only the d, a, b, c form of mma.sync is wired (no sparse "
+                                "or block-scaled operands)")
+    reads, writes = [], []
+    regs = {}
+    for name, op in zip("dabc", ins.operands):
+        f = frags[name]
+        items = list(op.items) if isinstance(op, Vec) else [op]
+        if len(items) != f.regs:
+            raise _bad(ins, f"operand {name} needs {f.regs} registers, got {len(items)}", op)
+        regs[name] = ("b64" if f.reg_bits == 64 else "b32", items)
+    srcs = {k: [_src(prog, ins, o, regs[k][0], reads) for o in regs[k][1]] for k in "abc"}
+    dt = regs["d"][0]
+    dests = [_dst(prog, ins, o, dt, writes) for o in regs["d"][1]]
+    target = (prog.prog.target or "sm_90") if prog.function is not None else "sm_90"
+
+    def run(st):
+        m = st.mask
+        warp = st.ids("warp")
+        idx = np.nonzero(m)[0]
+        counts = np.bincount(warp[idx])
+        ws = np.unique(warp[idx])
+        if (counts[ws] != 32).any():
+            w = int(ws[np.nonzero(counts[ws] != 32)[0][0]])
+            raise InterpError(f"'{ins.opcode_spelling}': warp {w} runs it with "
+                              f"{int(counts[w])} of its threads; mma.sync needs all 32",
+                              ins.line, ins.col, rule="membermask")
+        W = ws.size
+        mats = {}
+        for k in "abc":
+            R = np.stack([s(st)[idx] for s in srcs[k]], axis=-1).reshape(W, 32, -1)
+            mats[k] = fr.gather(form, k, R)
+        try:
+            D = tensor.mma(form, mats["a"], mats["b"], mats["c"], target=target)
+        except PtxfpError as e:
+            raise InterpError(f"'{ins.opcode_spelling}': {e}", ins.line, ins.col,
+                              rule="mma") from None
+        Rd = fr.scatter(form, "d", np.asarray(D)).reshape(W * 32, -1)
+        for k, d in enumerate(dests):
+            full = np.zeros(st.n, _DTYPE[WIDTH[dt]])
+            full[idx] = Rd[:, k]
+            st.write(d, dt, full)
+    return _Step(ins, run, reads, writes)
+
+
 _COMPILERS = {
+    "mma": _c_mma, "wmma": _c_mma, "wgmma": _c_mma,
+    "bar": _c_bar, "barrier": _c_bar, "membar": _c_nop, "fence": _c_nop,
+    "shfl": _c_shfl, "vote": _c_vote, "atom": _c_atom, "red": _c_atom,
     "add": _c_arith, "sub": _c_arith, "mul": _c_arith, "fma": _c_arith,
     "mad": _c_arith, "min": _c_int, "max": _c_int, "and": _c_int, "or": _c_int, "xor": _c_int,
     "not": _c_int, "neg": _c_int, "shl": _c_int, "shr": _c_int,
     "cvt": _c_cvt, "mov": _c_mov, "ld": _c_ldst, "st": _c_ldst, "cvta": _c_cvta,
     "setp": _c_setp, "selp": _c_selp, "bra": _c_bra, "ret": _c_ret, "exit": _c_ret,
 }
+
+
+#: compilers of instructions the engine runs itself, whatever rows the table has for them
+_OWN = frozenset((_c_mma, _c_bar, _c_shfl, _c_vote, _c_atom, _c_nop, _c_ldst, _c_bra, _c_ret))
 
 
 # --- inputs -----------------------------------------------------------------------------------
@@ -1359,17 +1920,62 @@ def _thread_bytes(prog):
     return regs + params + 64
 
 
+Dims = int | tuple[int, ...]
+
+
 @guarded("run")
 def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
-                 entry: str | None = None) -> RunResult:
+                 entry: str | None = None, grid: Dims | None = None,
+                 block: Dims | None = None, shared_bytes: int = 0,
+                 max_steps: int = MAX_STEPS) -> RunResult:
     """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
     with paused_gc():             # reading, compiling and running make no cycles worth a pass
-        return _run_detailed(text, inputs, memory, threads, entry)
+        return _run_detailed(text, inputs, memory, threads, entry, grid, block, shared_bytes,
+                             max_steps)
 
 
-def _run_detailed(text, inputs, memory, threads, entry):
+def _dims(v, what):
+    """(x, y, z) of a grid= / block= argument: an int or 1 to 3 ints >= 1."""
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        v = (int(v),)
+    if not isinstance(v, (tuple, list)) or not 1 <= len(v) <= 3 or not all(
+            isinstance(x, numbers.Integral) and not isinstance(x, bool) and x >= 1 for x in v):
+        raise OperandError(f"{what}={v!r}: expected an int >= 1 or (x, y, z) of ints >= 1")
+    v = tuple(int(x) for x in v) + (1,) * (3 - len(v))
+    if what == "block" and v[0] * v[1] * v[2] > 1024:
+        raise OperandError(f"block={v}: {v[0] * v[1] * v[2]} threads, over the 1024 a block "
+                           "may have")
+    if what == "grid" and (v[0] >= 1 << 31 or v[1] >= 1 << 16 or v[2] >= 1 << 16):
+        raise OperandError(f"grid={v}: over the GPU's grid limits (2**31-1, 65535, 65535)")
+    return v
+
+
+def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
+                  shared_bytes=0, max_steps=MAX_STEPS):
     prog = prepare(text, entry=entry)
+    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or \
+            max_steps < 1:
+        raise OperandError(f"max_steps={max_steps!r}: expected an int >= 1")
+    if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, numbers.Integral) or \
+            shared_bytes < 0:
+        raise OperandError(f"shared_bytes={shared_bytes!r}: expected an int >= 0")
+    geom = None
+    if grid is not None or block is not None:
+        geom = _Geometry(_dims(grid if grid is not None else 1, "grid"),
+                         _dims(block if block is not None else 1, "block"))
+        if threads is not None and threads != geom.n:
+            raise OperandError(f"threads={threads} but grid x block is {geom.n} threads")
+        threads = geom.n
+    target = getattr(prog.prog, "target", None) or ""
+    limit = SHARED_LIMIT.get(target.rstrip("af"), None)
+    if shared_bytes or prog.extern_align:
+        total = prog.extern_offset + shared_bytes
+        cap = limit if limit is not None else max(SHARED_LIMIT.values())
+        if total > cap:
+            raise OperandError(f"shared_bytes={shared_bytes}: {total} bytes of .shared a block "
+                               f"(with {prog.shared_static} static), over the {cap} bytes "
+                               f"{target or 'any target'} allows")
     needed = _needed(prog)
     inputs = dict(inputs or {})
     known = set(prog.width) | set(prog.params) | set(prog.param_type)
@@ -1418,75 +2024,256 @@ def _run_detailed(text, inputs, memory, threads, entry):
             ready[name] = ("param", by, None)
         else:
             ready[name] = ("register", full, extra)
-    st = _State(prog, n, ready, _memory(memory))
-    _execute_steps(prog, st, n)
+    if geom is None:
+        geom = _Geometry((1, 1, 1), (n, 1, 1))
+    st = _State(prog, n, ready, _memory(memory), geom, int(shared_bytes))
+    _execute_steps(prog, st, n, int(max_steps))
     regs, seen = {}, set()
     for k, v in st.regs.items():                   # registers that share an array (mov) get
         regs[k] = v.copy() if id(v) in seen else v    # their own, as the caller may change it
         seen.add(id(v))
     return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
                      declared={k: d.type for k, d in prog.decl_of.items()},
-                     read_as=prog.read_as)
+                     read_as=prog.read_as, steps=st.steps,
+                     thread_instructions=st.thread_instructions)
 
 
-def _execute_steps(prog, st, n):
-    """Run the compiled steps over the threads of `st`: guards mask lanes, a forward bra
-    parks its threads until its label, ret/exit retire them."""
-    waiting = {}
-    labels_at = prog.labels_at
-    for i, step in enumerate(prog.steps):
-        if waiting and i in labels_at:
-            for lab in labels_at[i]:
-                if lab in waiting:
-                    st.active = st.active | waiting.pop(lab)
-            st.all_on = bool(st.active.all())
-        if not st.all_on and not st.active.any():
-            if not waiting:
-                break
+class StepLimit(InterpError):
+    """A run executed max_steps instructions without ending (a loop that does not exit)."""
+
+
+def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
+    """Run the compiled steps over the threads of `st` as a GPU does, one instruction at a
+    time for a group of threads at the same PC.
+
+    The scheduling rule is the minimum PC: every live thread has a PC; the group run next is
+    every thread at the smallest PC (``cur``; threads parked at higher PCs wait in
+    ``waiting``, a PC -> mask map whose keys are all above ``cur``).  A branch that splits the
+    group parks the part with the higher PC; threads meet again where their PCs meet (for
+    structured code, the immediate post-dominator of the branch), so a warp's lanes run each
+    instruction together whenever the GPU's do, and shfl/vote see the lanes they see there.
+    bar.sync parks its threads at the barrier; when no thread can run, each block whose live
+    threads are all at the barrier (or whose count is met) passes it.  Exited threads do
+    not count.  Results are the GPU's for data-race-free programs."""
+    steps = prog.steps
+    nsteps = len(steps)
+    st.alive = np.ones(n, bool)
+    cur = 0
+    group = np.ones(n, bool)
+    full = True                        # group is every thread (nothing parked or exited)
+    waiting = {}                       # pc -> mask
+    blocked = {}                       # barrier id -> mask of the threads waiting there
+    bpc = np.zeros(n, np.int64)        # the pc a blocked thread waits at
+    bcount = {}                        # barrier id -> (count or None, line, col)
+    arrived = {}                       # barrier id -> int64 array (blocks,): bar.arrive's
+    count = tcount = 0
+    loop = None                        # the last backward branch taken: (label, line)
+    while True:
+        if waiting and cur in waiting:
+            group = group | waiting.pop(cur)
+            full = False
+        if cur >= nsteps:              # falling off the end: the threads end
+            st.alive &= ~group
+            group = np.zeros(n, bool)
+            full = False
+        elif not full and not group.any():
+            group = None
+        else:
+            count += 1
+            if count > max_steps:
+                raise _step_limit(prog, steps[cur].instr, loop, max_steps)
+            step = steps[cur]
+            ins = step.instr
+            if step.pred is None and step.kind == "op" and full:
+                tcount += n
+                st.mask = st.active = group
+                st.all_on = True
+                try:
+                    step.run(st)
+                except _Unset as e:
+                    raise _unset(st, step, e) from None
+                cur += 1
+                continue
+            mask = group
+            if step.pred is not None:
+                st.mask = group
+                p = st.read(step.pred, "pred", ins)
+                mask = group & (~p if ins.predicate.negated else p)
+            kind = step.kind
+            tcount += n if (full and mask is group) else int(np.count_nonzero(mask))
+            if kind == "op":
+                if full or mask.any():
+                    st.mask = st.active = mask
+                    st.all_on = full and mask is group
+                    try:
+                        step.run(st)
+                    except _Unset as e:
+                        raise _unset(st, step, e) from None
+                cur += 1
+                continue
+            if kind == "bra":
+                tgt = prog.labels[step.target]
+                if mask is group:
+                    taken_all, none = True, False
+                else:
+                    nt = group & ~mask
+                    none = not mask.any()
+                    taken_all = not none and not nt.any()
+                if none:
+                    cur += 1
+                    continue
+                if tgt <= cur:
+                    loop = (step.target, prog.statements[tgt].line if tgt < nsteps
+                            else ins.line)
+                if taken_all:
+                    cur = tgt
+                elif tgt > cur:
+                    _park(waiting, tgt, mask)
+                    group, full = nt, False
+                    cur += 1
+                else:
+                    _park(waiting, cur + 1, nt)
+                    group, full = mask, False
+                    cur = tgt
+                if waiting:                     # the minimum PC runs first
+                    low = min(waiting)
+                    if low < cur:
+                        _park(waiting, cur, group)
+                        cur, group, full = low, waiting.pop(low), False
+                continue
+            if kind == "ret":
+                if mask is group or mask.all():
+                    st.alive &= ~mask
+                    group = np.zeros(n, bool)
+                else:
+                    st.alive &= ~mask
+                    group = group & ~mask
+                full = False
+                cur += 1
+                continue
+            # a barrier
+            arrive, ida, cnt = step.extra
+            st.mask = mask
+            if not mask.any():
+                cur += 1
+                continue
+            bid = ida(st)[mask]
+            if bid.min() != bid.max() or int(bid[0]) > 15:
+                raise InterpError(f"'{ins.opcode_spelling}': the barrier number must be one "
+                                  "value from 0 to 15 for the threads that run it "
+                                  f"(got {int(bid.min())}..{int(bid.max())})", ins.line,
+                                  ins.col, rule="barrier")
+            bid = int(bid[0])
+            c = None
+            if cnt is not None:
+                cv = cnt(st)[mask]
+                c = int(cv[0])
+                if cv.min() != cv.max() or c <= 0 or c % 32:
+                    raise InterpError(f"'{ins.opcode_spelling}': the thread count must be one "
+                                      "positive multiple of 32", ins.line, ins.col,
+                                      rule="barrier")
+            if arrive:
+                a = arrived.setdefault(bid, np.zeros(st.geom.nblocks, np.int64))
+                a += np.bincount(st.ids("block")[mask], minlength=st.geom.nblocks)
+                bcount.setdefault(bid, (c, ins.line, ins.col))
+                cur += 1
+                continue
+            b = blocked.get(bid)
+            blocked[bid] = mask if b is None else (b | mask)
+            bpc[mask] = cur
+            bcount[bid] = (c, ins.line, ins.col)
+            group = group & ~mask
+            full = False
+            cur += 1
             continue
-        if step.pred is None and step.kind == "op" and st.all_on:
-            st.mask = st.active                    # the common case: every thread runs it
-            try:
-                step.run(st)
-            except _Unset as e:
-                raise _unset(st, step, e) from None
+        # the group is empty: the lowest parked PC runs next, else a barrier opens
+        if waiting:
+            cur = min(waiting)
+            group, full = waiting.pop(cur), False
             continue
-        ins = step.instr
-        mask = st.mask = st.active
-        if step.pred is not None:
-            p = st.read(step.pred, "pred", ins)
-            mask = mask & (~p if ins.predicate.negated else p)
-        st.mask = mask
-        if step.kind == "ret":
-            st.active = st.active & ~mask
-            st.all_on = bool(st.active.all())
+        if not blocked:
+            break
+        _release(prog, st, blocked, bpc, bcount, arrived, waiting)
+        cur = min(waiting)
+        group, full = waiting.pop(cur), False
+    st.active = st.alive
+    st.mask = st.alive
+    st.steps, st.thread_instructions = count, tcount
+
+
+def _park(waiting, pc, mask):
+    old = waiting.get(pc)
+    waiting[pc] = mask if old is None else (old | mask)
+
+
+def _release(prog, st, blocked, bpc, bcount, arrived, waiting):
+    """No thread can run: open each barrier for the blocks whose threads have all arrived
+    (every live thread of the block, or the barrier's count); none: one error naming it."""
+    blk = st.ids("block")
+    nb = st.geom.nblocks
+    live = np.bincount(blk[st.alive], minlength=nb)
+    opened = False
+    for bid in sorted(blocked):
+        m = blocked[bid]
+        at = np.bincount(blk[m], minlength=nb)
+        c = bcount[bid][0]
+        extra = arrived.get(bid)
+        have = at + (extra if extra is not None else 0)
+        need = live if c is None else np.full(nb, c)
+        done = (at > 0) & (have >= need)
+        if not done.any():
             continue
-        if step.kind == "bra":
-            tgt = prog.labels[step.target]
-            if tgt <= i:
-                raise UnsupportedInstruction(
-                    f"'bra {step.target}' jumps backwards (a loop): not modeled", ins.line,
-                    ins.col, rule="unsupported-instruction")
-            if mask.any():
-                waiting[step.target] = waiting.get(step.target, np.zeros(n, bool)) | mask
-                st.active = st.active & ~mask
-                st.all_on = bool(st.active.all())
-            continue
-        if not mask.any():
-            continue
-        all_on = st.all_on
-        st.all_on = bool(mask.all())
-        try:
-            step.run(st)
-        except _Unset as e:
-            raise _unset(st, step, e) from None
-        st.all_on = all_on
-        st.mask = st.active
+        go = m & done[blk]
+        for pc in np.unique(bpc[go]):
+            _park(waiting, int(pc) + 1, go & (bpc == pc))
+        blocked[bid] = m & ~go
+        if extra is not None:
+            extra[done] = 0
+        if not blocked[bid].any():
+            del blocked[bid]
+        opened = True
+    if opened:
+        return
+    bid = min(blocked)
+    m = blocked[bid]
+    c, line, col = bcount[bid]
+    b = int(blk[m][0])
+    inb = blk == b
+    here = int((m & inb).sum())
+    need = int(live[b]) if c is None else c
+    others = np.nonzero(inb & st.alive & ~m)[0]
+    where = ""
+    if others.size:
+        t = int(others[0])
+        other_bid = next((k for k, v in blocked.items() if v[t]), None)
+        at = prog.statements[int(bpc[t])] if other_bid is not None else None
+        where = (f"; thread {t - b * st.geom.bsize} of the block waits at "
+                 f"{'the barrier at line ' + str(at.line) if at is not None else '?'}"
+                 f" ({others.size} threads elsewhere)")
+    raise InterpError(f"barrier {bid} never opens: in block {_block_xyz(st.geom, b)}, "
+                      f"{here} of the {need} threads it waits for reach it{where}",
+                      line, col, rule="barrier")
+
+
+def _block_xyz(g, b):
+    x = b % g.grid[0]
+    y = b // g.grid[0] % g.grid[1]
+    z = b // (g.grid[0] * g.grid[1])
+    return f"({x}, {y}, {z})"
+
+
+def _step_limit(prog, ins, loop, max_steps):
+    where = (f"the loop at label '{loop[0]}' (line {loop[1]}) is still running" if loop
+             else "still running")
+    return StepLimit(f"step limit reached: {max_steps} instructions executed and {where}; "
+                     "raise max_steps= (--max-steps) if the kernel needs more",
+                     ins.line, ins.col, rule="step-limit")
 
 
 def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
         memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
-        entry: str | None = None) -> dict[str, NDArray[Any]]:
+        entry: str | None = None, grid: Dims | None = None, block: Dims | None = None,
+        shared_bytes: int = 0, max_steps: int = MAX_STEPS) -> dict[str, NDArray[Any]]:
     """Execute PTX over many threads; return ``{register name: bits array}``.
 
     ``text``: a snippet (instructions, optional ``.reg`` lines) or a module (the one ``.entry``
@@ -1496,7 +2283,8 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
     ``ld``/``st`` address; the memory after the run comes back under ``'__memory__'``.
     See the module docstring for what is modeled.
     """
-    r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry)
+    r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry, grid=grid,
+                     block=block, shared_bytes=shared_bytes, max_steps=max_steps)
     out = dict(r.registers)
     if r.memory is not None:
         out[MEMORY_KEY] = r.memory

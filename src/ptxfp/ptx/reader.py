@@ -130,6 +130,7 @@ class Decl:
     space: str = "reg"            #: state space: reg, param, local, shared, global, const
     vector: int = 1               #: 2 / 4 for .v2 / .v4
     array: tuple = ()             #: array dimensions, e.g. (16,)
+    align: int | None = None      #: .align N, where given
 
 
 #: bumped by every declaration, so that Scope.lookup's memory of lookups stays right
@@ -848,7 +849,7 @@ class _Parser:
         self.expect(";", f"expected ';' after '{sp.text}' declaration")
         for n, count, dims in names:
             # a range %r<N> stays one entry of each table (Names): no name is made up front
-            d = Decl(typ, n.line, n.col, space, vector, dims)
+            d = Decl(typ, n.line, n.col, space, vector, dims, align)
             tables = [self.scope.names]
             if space == "reg" and into is None:
                 tables.append(self.prog.registers)
