@@ -1,0 +1,11 @@
+"""Tensor-core numerics: ``mma`` (one matrix instruction on whole matrices) and ``matmul`` (a
+GEMM as a kernel computes it), per architecture from one table of parameters (params.py).
+
+Floor: types, isa.mma_form, rounding, errors, limits (and the Numba plumbing, _jit).
+"""
+
+from .api import default_form, matmul, mma, resolve
+from .params import ARCH, MmaParams, TargetError, params_for
+
+__all__ = ["mma", "matmul", "resolve", "default_form", "ARCH", "MmaParams", "TargetError",
+           "params_for"]

@@ -1,0 +1,251 @@
+"""The block-step kernels (Numba): the one place the tensor-core arithmetic lives.
+
+``fdpa_rows``: the fused dot product-add of params.py on decoded operands (decode.py), for a
+range of rows of A, chained along K in steps of ``L`` products, the accumulator held as the
+result format's bits in ``out`` (C on entry).  Per step and row, the columns of B are the
+inner loop (contiguous, so the loops vectorize): the largest term exponent first, then every
+term as an integer in units of 2**(maxe - F) -- a product is ``|sa*sb| << PRE`` shifted right
+by its distance to the largest exponent (truncation toward zero, the sign put back after), c
+likewise -- summed exactly in int64 (at most 2**34 here, so the sum is exact as a float64 too),
+and rounded once by the rounding core (``rounding.round_pack``).
+
+``group_rows``: the mxf4/mxf4nvf4 kinds (exact 16-element sub-dots scaled by the two scale
+factors, aligned by the scale exponents).  ``fma_rows``: f64, a chain of IEEE fmas in k order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from .._bitcast import f64_from_bits
+from .._jit import jit_cached
+from ..rounding import RN, RZ, round_pack
+
+SPEC_NAN, SPEC_PINF, SPEC_NINF = 1, 2, 3
+#: result formats: f32 rounded toward zero (keeping ``P - 1`` fraction bits), f16 to nearest
+OUT_F32, OUT_F16 = 0, 1
+
+
+@intrinsic
+def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+    """IEEE fused multiply-add on float64 (llvm.fma: one rounding, to nearest even)."""
+    if all(isinstance(x, types.Float) and x.bitwidth == 64 for x in (a, b, c)):
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            f = builder.module.declare_intrinsic("llvm.fma", [ir.DoubleType()])
+            return builder.call(f, list(args))
+        return types.float64(a, b, c), codegen
+    return None
+
+
+def _decode_c(cb, out_kind):      # type: ignore[no-untyped-def]
+    """(sig, exp, spec) of an accumulator's bits (f32 or f16); zero has exponent -126."""
+    if out_kind == OUT_F32:
+        e = (cb >> 23) & 0xFF
+        m = cb & 0x7FFFFF
+        neg = (cb >> 31) & 1
+        top = 0xFF
+        sig = (m | 0x800000) if e != 0 else m
+        ex = e - 127 if e != 0 else -126
+    else:
+        e = (cb >> 10) & 0x1F
+        m = cb & 0x3FF
+        neg = (cb >> 15) & 1
+        top = 0x1F
+        sig = (m | 0x400) if e != 0 else m
+        ex = e - 15 if e != 0 else -14
+    spec = 0
+    if e == top:
+        spec = SPEC_NAN if m != 0 else (SPEC_NINF if neg else SPEC_PINF)
+        sig = 0
+    if sig == 0:
+        ex = -126
+    if neg:
+        sig = -sig
+    return np.int64(sig), np.int64(ex), spec
+
+
+def _finish(S, maxe, F, out_kind, P):      # type: ignore[no-untyped-def]
+    """The exact sum ``S * 2**(maxe - F)`` rounded into the result format's bits: toward zero
+    into f32 keeping P - 1 fraction bits (overflow: infinity), or to nearest even into f16."""
+    x = np.float64(S) * f64_from_bits(np.int64(maxe - F + 1023) << 52)
+    if out_kind == OUT_F32:
+        mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
+        q = P - 1
+        bits = ((mag >> q) << 23) | ((mag & ((np.int64(1) << q) - 1)) << (23 - q))
+        if abs(x) >= 2.0 ** 128:
+            bits = np.int64(0x7F800000)
+        return bits | (np.int64(sign) << 31)
+    mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+    return mag | (np.int64(sign) << 15)
+
+
+def _special(nan, pinf, ninf, out_kind):      # type: ignore[no-untyped-def]
+    """The bits of a step with a NaN or infinite term (MMA-Sim's rule: the float64 sum of the
+    products and c, its NaN made canonical)."""
+    if out_kind == OUT_F32:
+        if nan or (pinf and ninf):
+            return np.int64(0x7FFFFFFF)
+        return np.int64(0x7F800000) if pinf else np.int64(0xFF800000)
+    if nan or (pinf and ninf):
+        return np.int64(0x7FFF)
+    return np.int64(0x7C00) if pinf else np.int64(0xFC00)
+
+
+def _fdpa_rows(asig, aexp, aspec, arow, bsig, bexp, bspec, bcol, out, r0, r1, L, F, PRE,
+               out_kind, P):      # type: ignore[no-untyped-def]
+    M = asig.shape[1]
+    K = asig.shape[2]
+    N = bsig.shape[2]
+    nsteps = K // L
+    maxe = np.empty(N, np.int64)
+    acc = np.empty(N, np.int64)
+    csig = np.empty(N, np.int64)
+    cexp = np.empty(N, np.int64)
+    cspec = np.empty(N, np.int64)
+    for r in range(r0, r1):
+        bt = r // M
+        i = r - bt * M
+        orow = out[bt, i]
+        for s in range(nsteps):
+            k0 = s * L
+            any_c = False
+            for j in range(N):
+                sg, ex, sp = _decode_c(np.int64(orow[j]), out_kind)
+                csig[j] = sg
+                cexp[j] = ex
+                cspec[j] = sp
+                maxe[j] = ex
+                any_c |= sp != 0
+            for kk in range(L):
+                ea = np.int64(aexp[bt, i, k0 + kk])
+                be = bexp[bt, k0 + kk]
+                for j in range(N):
+                    maxe[j] = max(maxe[j], ea + be[j])
+            for j in range(N):
+                # c in units of 2**(maxe - F): its last place is 2**(cexp - cman)
+                cm = 23 if out_kind == OUT_F32 else 10
+                sh = F - cm - (maxe[j] - cexp[j])
+                m = abs(csig[j])
+                t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
+                acc[j] = -t if csig[j] < 0 else t
+            for kk in range(L):
+                sa = np.int32(asig[bt, i, k0 + kk])
+                ea = np.int32(aexp[bt, i, k0 + kk])
+                bs = bsig[bt, k0 + kk]
+                be = bexp[bt, k0 + kk]
+                for j in range(N):
+                    p = sa * bs[j]                                  # exact: < 2**23
+                    d = np.int32(maxe[j]) - ea - be[j]
+                    d = min(d, np.int32(31))
+                    neg = p >> 31                                   # -1 or 0
+                    t = ((abs(p) << PRE) >> d)                      # < 2**31, truncated
+                    acc[j] += np.int64((t ^ neg) - neg)
+            row_special = arow[bt, i, s] != 0
+            for j in range(N):
+                if row_special or bcol[bt, s, j] != 0 or cspec[j] != 0:
+                    nan = cspec[j] == SPEC_NAN
+                    pinf = cspec[j] == SPEC_PINF
+                    ninf = cspec[j] == SPEC_NINF
+                    for kk in range(L):
+                        k = k0 + kk
+                        xa = aspec[bt, i, k]
+                        xb = bspec[bt, k, j]
+                        if xa == SPEC_NAN or xb == SPEC_NAN:
+                            nan = True
+                        elif xa != 0 or xb != 0:
+                            if (xa == 0 and asig[bt, i, k] == 0) or \
+                                    (xb == 0 and bsig[bt, k, j] == 0):
+                                nan = True                          # inf * 0
+                            else:
+                                na = xa == SPEC_NINF or (xa == 0 and asig[bt, i, k] < 0)
+                                nb = xb == SPEC_NINF or (xb == 0 and bsig[bt, k, j] < 0)
+                                if na != nb:
+                                    ninf = True
+                                else:
+                                    pinf = True
+                    orow[j] = _special(nan, pinf, ninf, out_kind)
+                else:
+                    orow[j] = _finish(acc[j], maxe[j], F, out_kind, P)
+
+
+def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
+                F, SHIFT):      # type: ignore[no-untyped-def]
+    """mxf4/mxf4nvf4: fp4 operands (decoded, man 1), scales (sig, exp, nan) per row of A and
+    column of B for every SB elements of K; each step fuses c with L // G scaled sub-dots.
+    SHIFT = F - 2 - (scale man bits of A + of B): a sub-dot's integer sum is in units of
+    2**-2."""
+    M = asig.shape[1]
+    K = asig.shape[2]
+    N = bsig.shape[2]
+    nsteps = K // L
+    ng = L // G
+    tsum = np.empty(ng, np.int64)
+    texp = np.empty(ng, np.int64)
+    for r in range(r0, r1):
+        bt = r // M
+        i = r - bt * M
+        for j in range(N):
+            cb = np.int64(out[bt, i, j])
+            for s in range(nsteps):
+                k0 = s * L
+                csg, cex, csp = _decode_c(cb, OUT_F32)
+                nan = csp == SPEC_NAN
+                maxe = cex
+                for g in range(ng):
+                    kg = k0 + g * G
+                    q = kg // SB
+                    nan |= sna[bt, i, q] or snb[bt, q, j]
+                    tot = np.int64(0)
+                    for kk in range(G):
+                        pa = np.int64(asig[bt, i, kg + kk]) << (aexp[bt, i, kg + kk])
+                        pb = np.int64(bsig[bt, kg + kk, j]) << (bexp[bt, kg + kk, j])
+                        tot += pa * pb
+                    tsum[g] = tot * np.int64(ssa[bt, i, q]) * np.int64(ssb[bt, q, j])
+                    texp[g] = np.int64(sea[bt, i, q]) + np.int64(seb[bt, q, j])
+                    maxe = max(maxe, texp[g])
+                if nan:
+                    cb = np.int64(0x7FFFFFFF)
+                    continue
+                if csp != 0:                   # an infinite c stays (fp4 has no infinity)
+                    continue
+                sh = F - 23 - (maxe - cex)
+                m = abs(csg)
+                t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
+                S = -t if csg < 0 else t
+                for g in range(ng):
+                    d = maxe - texp[g]
+                    sh = SHIFT - d
+                    m = abs(tsum[g])
+                    t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
+                    S += -t if tsum[g] < 0 else t
+                cb = _finish(S, maxe, F, OUT_F32, 24)
+            out[bt, i, j] = cb
+
+
+def _fma_rows(a, b, out, r0, r1):      # type: ignore[no-untyped-def]
+    """f64: d = fma(a[k], b[k], d) for k = 0, 1, ... (IEEE, to nearest even)."""
+    M = a.shape[1]
+    K = a.shape[2]
+    N = b.shape[2]
+    for r in range(r0, r1):
+        bt = r // M
+        i = r - bt * M
+        for j in range(N):
+            d = out[bt, i, j]
+            for k in range(K):
+                d = _fma64(a[bt, i, k], b[bt, k, j], d)
+            out[bt, i, j] = d
+
+
+_KEY = ("ptxfp.tensor.kernel", 1)
+_decode_c = jit_cached(_decode_c, _KEY, inline="always")
+_finish = jit_cached(_finish, _KEY, inline="always")
+_special = jit_cached(_special, _KEY)
+fdpa_rows = jit_cached(_fdpa_rows, _KEY, nogil=True, error_model="numpy", boundscheck=False)
+group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
+fma_rows = jit_cached(_fma_rows, _KEY, nogil=True)
