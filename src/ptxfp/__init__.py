@@ -19,6 +19,7 @@ from .policy import Policy
 from .spelling import Instruction, parse
 from .ptx.check import Diagnostic, Report, check
 from .conformance import sweep
+from .tensor import matmul, mma
 
 __version__ = "0.1.0"
 
@@ -31,6 +32,7 @@ __all__ = [
     "check", "Report", "Diagnostic",
     "__version__",
     "sweep",
+    "mma", "matmul",
 ]
 
 

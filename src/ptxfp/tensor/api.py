@@ -21,7 +21,7 @@ from .._jit import threads
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
-from . import kernel
+from .kernel import OUT_F16, OUT_F32, fdpa_rows, fma_rows, group_rows
 from .decode import SPEC_NAN, decode, scale_exponents
 from .params import MmaParams, TargetError, kind_of, params_for, target_family
 
@@ -276,7 +276,7 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
         av = A3.view(np.float64)
         bv = B3.view(np.float64)
         o = np.array(C3.view(np.float64), copy=True)
-        _run_rows(lambda r0, r1: kernel.fma_rows(av, bv, o, r0, r1), rows, work)
+        _run_rows(lambda r0, r1: fma_rows(av, bv, o, r0, r1), rows, work)
         bits = o.view(np.uint64)
         bits[np.isnan(o)] = np.uint64(0x7FFFFFFFFFFFFFFF)
         return _result(bits.reshape(batch + (M, N)), "f64", typed)
@@ -284,7 +284,7 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
     if acc_t not in ("f32", "f16"):
         raise TargetError(f"{name}: a .{acc_t} result of .{form.atype} inputs is not a "
                           f"tensor-core form")
-    out_kind = kernel.OUT_F32 if acc_t == "f32" else kernel.OUT_F16
+    out_kind = OUT_F32 if acc_t == "f32" else OUT_F16
     o = np.array(C3, dtype=np.uint32 if acc_t == "f32" else np.uint16, copy=True)
     if kind == "mxf4":
         if acc_t != "f32":
@@ -303,26 +303,34 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     sh_b = 13 if form.btype == "tf32" else 0
     asig, aexp, aspec = decode(A3, fa, p.zero_exp, sh_a)
     bsig, bexp, bspec = decode(B3, fb, p.zero_exp, sh_b)
+    aval = np.ldexp(asig.astype(np.float64), aexp - fa.man_bits)
+    bval = np.ldexp(bsig.astype(np.float64), bexp - fb.man_bits)
     K = A3.shape[2]
     if SA3 is not None and SB3 is not None:
+        # kind::mxf8f6f4: a scale factor 2**e multiplies the element and adds e to its
+        # exponent (ue8m0 has no fraction)
         blk = form.scale_block or form.k
         _, ea, na = scale_exponents(SA3, _fmt(form.scale_type or "ue8m0"), p.zero_exp)
         _, eb, nb_ = scale_exponents(SB3, _fmt(form.scale_type or "ue8m0"), p.zero_exp)
-        aexp = aexp + np.repeat(ea, blk, axis=2)
-        bexp = bexp + np.repeat(eb, blk, axis=1)
+        ea_k = np.repeat(ea, blk, axis=2)
+        eb_k = np.repeat(eb, blk, axis=1)
+        aexp = aexp + ea_k
+        bexp = bexp + eb_k
+        aval = np.ldexp(aval, ea_k)
+        bval = np.ldexp(bval, eb_k)
         aspec = np.where(np.repeat(na, blk, axis=2), np.int8(SPEC_NAN), aspec)
         bspec = np.where(np.repeat(nb_, blk, axis=1), np.int8(SPEC_NAN), bspec)
-        aexp = aexp.astype(np.int32)
-        bexp = bexp.astype(np.int32)
+        aval = np.where(aspec != 0, 0.0, aval)
+        bval = np.where(bspec != 0, 0.0, bval)
     L = min(form.k, p.block)
-    pre = p.frac_bits - fa.man_bits - fb.man_bits
-    assert 0 <= pre and p.frac_bits <= 25
     nsteps = K // L
     arow = (aspec != 0).reshape(aspec.shape[0], aspec.shape[1], nsteps, L).any(axis=3)
     bcol = (bspec != 0).reshape(bspec.shape[0], nsteps, L, bspec.shape[2]).any(axis=2)
     P = p.f32_frac + 1
-    _run_rows(lambda r0, r1: kernel.fdpa_rows(asig, aexp, aspec, arow, bsig, bexp, bspec, bcol,
-                                              o, r0, r1, L, p.frac_bits, pre, out_kind, P),
+    aexp_f = aexp.astype(np.float64)
+    bexp_f = bexp.astype(np.float64)
+    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, aspec, arow, bval, bexp_f, bspec,
+                                              bcol, o, r0, r1, L, p.frac_bits, out_kind, P),
               rows, work)
 
 
@@ -344,7 +352,7 @@ def _grouped(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     shift = p.frac_bits - 2 - 2 * sman
     L = min(form.k, p.block)
     SBk = form.scale_block or form.k
-    _run_rows(lambda r0, r1: kernel.group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb,
+    _run_rows(lambda r0, r1: group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb,
                                                snb, o, r0, r1, L, p.group, SBk, p.frac_bits,
                                                shift), rows, work)
 

@@ -4,10 +4,11 @@
 range of rows of A, chained along K in steps of ``L`` products, the accumulator held as the
 result format's bits in ``out`` (C on entry).  Per step and row, the columns of B are the
 inner loop (contiguous, so the loops vectorize): the largest term exponent first, then every
-term as an integer in units of 2**(maxe - F) -- a product is ``|sa*sb| << PRE`` shifted right
-by its distance to the largest exponent (truncation toward zero, the sign put back after), c
-likewise -- summed exactly in int64 (at most 2**34 here, so the sum is exact as a float64 too),
-and rounded once by the rounding core (``rounding.round_pack``).
+term as an integer in units of 2**(maxe - F): the product of the two elements' values (exact
+in float64: at most 22 significant bits) times 2**(F - maxe) (exact: a power of two, and far
+from float64's limits), truncated toward zero (``llvm.trunc``), c likewise; the integers
+(below 2**34) sum exactly in float64, and the sum is rounded once by the rounding core
+(``rounding.round_pack``).
 
 ``group_rows``: the mxf4/mxf4nvf4 kinds (exact 16-element sub-dots scaled by the two scale
 factors, aligned by the scale exponents).  ``fma_rows``: f64, a chain of IEEE fmas in k order.
@@ -29,6 +30,17 @@ from ..rounding import RN, RZ, round_pack
 SPEC_NAN, SPEC_PINF, SPEC_NINF = 1, 2, 3
 #: result formats: f32 rounded toward zero (keeping ``P - 1`` fraction bits), f16 to nearest
 OUT_F32, OUT_F16 = 0, 1
+
+
+@intrinsic
+def _trunc(typingctx: Any, x: Any) -> Any:
+    """float64 rounded toward zero to an integral value (llvm.trunc; vectorizes)."""
+    if isinstance(x, types.Float) and x.bitwidth == 64:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            f = builder.module.declare_intrinsic("llvm.trunc", [ir.DoubleType()])
+            return builder.call(f, [args[0]])
+        return types.float64(x), codegen
+    return None
 
 
 @intrinsic
@@ -96,55 +108,51 @@ def _special(nan, pinf, ninf, out_kind):      # type: ignore[no-untyped-def]
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
-def _fdpa_rows(asig, aexp, aspec, arow, bsig, bexp, bspec, bcol, out, r0, r1, L, F, PRE,
+def _fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L, F,
                out_kind, P):      # type: ignore[no-untyped-def]
-    M = asig.shape[1]
-    K = asig.shape[2]
-    N = bsig.shape[2]
+    """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained along K
+    in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for NaN/inf),
+    ``aexp``/``bexp``: their alignment exponents (float64), ``aspec``/``bspec``: SPEC_*,
+    ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or infinity."""
+    M = aval.shape[1]
+    K = aval.shape[2]
+    N = bval.shape[2]
     nsteps = K // L
-    maxe = np.empty(N, np.int64)
-    acc = np.empty(N, np.int64)
-    csig = np.empty(N, np.int64)
-    cexp = np.empty(N, np.int64)
+    maxe = np.empty(N, np.float64)
+    acc = np.empty(N, np.float64)
+    scale = np.empty(N, np.float64)
+    cexp = np.empty(N, np.float64)
     cspec = np.empty(N, np.int64)
+    cman = 23 if out_kind == OUT_F32 else 10
     for r in range(r0, r1):
         bt = r // M
         i = r - bt * M
         orow = out[bt, i]
         for s in range(nsteps):
             k0 = s * L
-            any_c = False
             for j in range(N):
                 sg, ex, sp = _decode_c(np.int64(orow[j]), out_kind)
-                csig[j] = sg
-                cexp[j] = ex
+                acc[j] = np.float64(sg) * f64_from_bits(np.int64(ex - cman + 1023) << 52)
+                cexp[j] = np.float64(ex)
                 cspec[j] = sp
-                maxe[j] = ex
-                any_c |= sp != 0
+                maxe[j] = np.float64(ex)
+            # the largest term exponent (products by ea + eb, whatever their significands)
             for kk in range(L):
-                ea = np.int64(aexp[bt, i, k0 + kk])
+                ea = aexp[bt, i, k0 + kk]
                 be = bexp[bt, k0 + kk]
                 for j in range(N):
-                    maxe[j] = max(maxe[j], ea + be[j])
+                    e = ea + be[j]
+                    maxe[j] = e if e > maxe[j] else maxe[j]
+            # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two), truncated
+            # toward zero, summed exactly (integers below 2**34)
             for j in range(N):
-                # c in units of 2**(maxe - F): its last place is 2**(cexp - cman)
-                cm = 23 if out_kind == OUT_F32 else 10
-                sh = F - cm - (maxe[j] - cexp[j])
-                m = abs(csig[j])
-                t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
-                acc[j] = -t if csig[j] < 0 else t
+                scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
+                acc[j] = _trunc(acc[j] * scale[j])
             for kk in range(L):
-                sa = np.int32(asig[bt, i, k0 + kk])
-                ea = np.int32(aexp[bt, i, k0 + kk])
-                bs = bsig[bt, k0 + kk]
-                be = bexp[bt, k0 + kk]
+                va = aval[bt, i, k0 + kk]
+                bv = bval[bt, k0 + kk]
                 for j in range(N):
-                    p = sa * bs[j]                                  # exact: < 2**23
-                    d = np.int32(maxe[j]) - ea - be[j]
-                    d = min(d, np.int32(31))
-                    neg = p >> 31                                   # -1 or 0
-                    t = ((abs(p) << PRE) >> d)                      # < 2**31, truncated
-                    acc[j] += np.int64((t ^ neg) - neg)
+                    acc[j] += _trunc(va * bv[j] * scale[j])
             row_special = arow[bt, i, s] != 0
             for j in range(N):
                 if row_special or bcol[bt, s, j] != 0 or cspec[j] != 0:
@@ -158,19 +166,19 @@ def _fdpa_rows(asig, aexp, aspec, arow, bsig, bexp, bspec, bcol, out, r0, r1, L,
                         if xa == SPEC_NAN or xb == SPEC_NAN:
                             nan = True
                         elif xa != 0 or xb != 0:
-                            if (xa == 0 and asig[bt, i, k] == 0) or \
-                                    (xb == 0 and bsig[bt, k, j] == 0):
+                            if (xa == 0 and aval[bt, i, k] == 0) or \
+                                    (xb == 0 and bval[bt, k, j] == 0):
                                 nan = True                          # inf * 0
                             else:
-                                na = xa == SPEC_NINF or (xa == 0 and asig[bt, i, k] < 0)
-                                nb = xb == SPEC_NINF or (xb == 0 and bsig[bt, k, j] < 0)
+                                na = xa == SPEC_NINF or (xa == 0 and aval[bt, i, k] < 0)
+                                nb = xb == SPEC_NINF or (xb == 0 and bval[bt, k, j] < 0)
                                 if na != nb:
                                     ninf = True
                                 else:
                                     pinf = True
                     orow[j] = _special(nan, pinf, ninf, out_kind)
                 else:
-                    orow[j] = _finish(acc[j], maxe[j], F, out_kind, P)
+                    orow[j] = _finish(acc[j], np.int64(maxe[j]), F, out_kind, P)
 
 
 def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
@@ -242,10 +250,10 @@ def _fma_rows(a, b, out, r0, r1):      # type: ignore[no-untyped-def]
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 1)
+_KEY = ("ptxfp.tensor.kernel", 2)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
-fdpa_rows = jit_cached(_fdpa_rows, _KEY, nogil=True, error_model="numpy", boundscheck=False)
+fdpa_rows = jit_cached(_fdpa_rows, _KEY, nogil=True, error_model="numpy", fastmath=False)
 group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
 fma_rows = jit_cached(_fma_rows, _KEY, nogil=True)
