@@ -21,7 +21,7 @@ from .._jit import threads
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
-from .kernel import OUT_F16, OUT_F32, fdpa_rows, fma_rows, group_rows
+from .kernel import OUT_F16, OUT_F32, fdpa_kernel, fma_rows, group_rows
 from .decode import SPEC_NAN, decode, scale_exponents
 from .params import MmaParams, TargetError, kind_of, params_for, target_family
 
@@ -326,11 +326,13 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     nsteps = K // L
     arow = (aspec != 0).reshape(aspec.shape[0], aspec.shape[1], nsteps, L).any(axis=3)
     bcol = (bspec != 0).reshape(bspec.shape[0], nsteps, L, bspec.shape[2]).any(axis=2)
-    P = p.f32_frac + 1
-    aexp_f = aexp.astype(np.float64)
-    bexp_f = bexp.astype(np.float64)
+    bcol = np.concatenate([bcol, bcol.any(axis=2, keepdims=True)], axis=2)
+    P = p.f32_frac + 1 if out_kind == OUT_F32 else 11
+    fdpa_rows = fdpa_kernel(out_kind, P)
+    aexp_f = np.ascontiguousarray(aexp, dtype=np.int32)
+    bexp_f = np.ascontiguousarray(bexp, dtype=np.int32)
     _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, aspec, arow, bval, bexp_f, bspec,
-                                              bcol, o, r0, r1, L, p.frac_bits, out_kind, P),
+                                              bcol, o, r0, r1, L, p.frac_bits),
               rows, work)
 
 

@@ -23,7 +23,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .._bitcast import f64_from_bits
+from .._bitcast import f32_from_bits, f64_from_bits
 from .._jit import jit_cached
 from ..rounding import RN, RZ, round_pack
 
@@ -108,77 +108,121 @@ def _special(nan, pinf, ninf, out_kind):      # type: ignore[no-untyped-def]
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
-def _fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L, F,
-               out_kind, P):      # type: ignore[no-untyped-def]
-    """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained along K
-    in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for NaN/inf),
-    ``aexp``/``bexp``: their alignment exponents (float64), ``aspec``/``bspec``: SPEC_*,
-    ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or infinity."""
-    M = aval.shape[1]
-    K = aval.shape[2]
-    N = bval.shape[2]
-    nsteps = K // L
-    maxe = np.empty(N, np.float64)
-    acc = np.empty(N, np.float64)
-    scale = np.empty(N, np.float64)
-    cexp = np.empty(N, np.float64)
-    cspec = np.empty(N, np.int64)
-    cman = 23 if out_kind == OUT_F32 else 10
-    for r in range(r0, r1):
-        bt = r // M
-        i = r - bt * M
-        orow = out[bt, i]
-        for s in range(nsteps):
-            k0 = s * L
-            for j in range(N):
-                sg, ex, sp = _decode_c(np.int64(orow[j]), out_kind)
-                acc[j] = np.float64(sg) * f64_from_bits(np.int64(ex - cman + 1023) << 52)
-                cexp[j] = np.float64(ex)
-                cspec[j] = sp
-                maxe[j] = np.float64(ex)
-            # the largest term exponent (products by ea + eb, whatever their significands)
-            for kk in range(L):
-                ea = aexp[bt, i, k0 + kk]
-                be = bexp[bt, k0 + kk]
+def _make_fdpa(out_kind: int, P: int) -> Any:
+    """The block-step kernel for one result format (``out_kind``, f32 precision ``P``), with
+    those as compile-time constants so that the per-output loops vectorize."""
+    F32 = out_kind == OUT_F32
+    q = P - 1
+    qmask = (1 << q) - 1
+    top = 0xFF if F32 else 0x1F
+
+    def fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L,
+                  F):      # type: ignore[no-untyped-def]
+        """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
+        along K in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for
+        NaN/inf); ``aexp``/``bexp``: their alignment exponents (int32); ``aspec``/``bspec``:
+        SPEC_*; ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or
+        an infinity (``bcol`` has one more column: any column of the step)."""
+        M = aval.shape[1]
+        K = aval.shape[2]
+        N = bval.shape[2]
+        nsteps = K // L
+        maxe = np.empty(N, np.int32)
+        acc = np.empty(N, np.float64)
+        scale = np.empty(N, np.float64)
+        cspec = np.empty(N, np.int8)
+        for r in range(r0, r1):
+            bt = r // M
+            i = r - bt * M
+            orow = out[bt, i]
+            for s in range(nsteps):
+                k0 = s * L
+                # c: its value and exponent (a zero has -126; an f16 subnormal -14)
+                cspecial = 0
                 for j in range(N):
-                    e = ea + be[j]
-                    maxe[j] = e if e > maxe[j] else maxe[j]
-            # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two), truncated
-            # toward zero, summed exactly (integers below 2**34)
-            for j in range(N):
-                scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
-                acc[j] = _trunc(acc[j] * scale[j])
-            for kk in range(L):
-                va = aval[bt, i, k0 + kk]
-                bv = bval[bt, k0 + kk]
+                    cb = np.int64(orow[j])
+                    if F32:
+                        E = (cb >> 23) & 0xFF
+                        v = np.float64(f32_from_bits(np.int32(cb)))
+                        ex = E - 127 if E != 0 else -126
+                    else:
+                        E = (cb >> 10) & 0x1F
+                        mm = cb & 0x3FF
+                        sg = (mm | 0x400) if E != 0 else mm
+                        ex = E - 15 if E != 0 else (-14 if mm != 0 else -126)
+                        v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
+                        v = -v if (cb >> 15) & 1 else v
+                    isspec = E == top
+                    frac = cb & (0x7FFFFF if F32 else 0x3FF)
+                    neg = (cb >> (31 if F32 else 15)) & 1
+                    cspec[j] = (0 if not isspec else
+                                (SPEC_NAN if frac != 0 else (SPEC_NINF if neg else SPEC_PINF)))
+                    cspecial += isspec
+                    acc[j] = 0.0 if isspec else v
+                    maxe[j] = np.int32(ex)
+                # the largest term exponent (products by ea + eb, whatever their significands)
+                for kk in range(L):
+                    ea = aexp[bt, i, k0 + kk]
+                    be = bexp[bt, k0 + kk]
+                    for j in range(N):
+                        maxe[j] = max(maxe[j], ea + be[j])          # int32: vpmaxsd
+                # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
+                # truncated toward zero, summed exactly (integers below 2**34)
                 for j in range(N):
-                    acc[j] += _trunc(va * bv[j] * scale[j])
-            row_special = arow[bt, i, s] != 0
-            for j in range(N):
-                if row_special or bcol[bt, s, j] != 0 or cspec[j] != 0:
-                    nan = cspec[j] == SPEC_NAN
-                    pinf = cspec[j] == SPEC_PINF
-                    ninf = cspec[j] == SPEC_NINF
-                    for kk in range(L):
-                        k = k0 + kk
-                        xa = aspec[bt, i, k]
-                        xb = bspec[bt, k, j]
-                        if xa == SPEC_NAN or xb == SPEC_NAN:
-                            nan = True
-                        elif xa != 0 or xb != 0:
-                            if (xa == 0 and aval[bt, i, k] == 0) or \
-                                    (xb == 0 and bval[bt, k, j] == 0):
-                                nan = True                          # inf * 0
-                            else:
-                                na = xa == SPEC_NINF or (xa == 0 and aval[bt, i, k] < 0)
-                                nb = xb == SPEC_NINF or (xb == 0 and bval[bt, k, j] < 0)
-                                if na != nb:
-                                    ninf = True
-                                else:
-                                    pinf = True
-                    orow[j] = _special(nan, pinf, ninf, out_kind)
+                    scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
+                    acc[j] = _trunc(acc[j] * scale[j])
+                for kk in range(L):
+                    va = aval[bt, i, k0 + kk]
+                    bv = bval[bt, k0 + kk]
+                    for j in range(N):
+                        acc[j] += _trunc(va * bv[j] * scale[j])
+                # one rounding into the result format (round_pack, straight-line code)
+                for j in range(N):
+                    x = acc[j] * f64_from_bits(np.int64(maxe[j] - F + 1023) << 52)
+                    if F32:
+                        mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
+                        b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
+                        b = np.int64(0x7F800000) if abs(x) >= 2.0 ** 128 else b
+                        orow[j] = b | (np.int64(sign) << 31)
+                    else:
+                        mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+                        orow[j] = mag | (np.int64(sign) << 15)
+                if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
+                    _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, N, out_kind)
+
+    return fdpa_rows
+
+
+def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, N,
+              out_kind):      # type: ignore[no-untyped-def]
+    """Redo the outputs of a step whose terms hold a NaN or an infinity (MMA-Sim's rule: the
+    float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cspec``: c's
+    SPEC_* as read before the step."""
+    for j in range(N):
+        nan = cspec[j] == SPEC_NAN
+        pinf = cspec[j] == SPEC_PINF
+        ninf = cspec[j] == SPEC_NINF
+        hit = cspec[j] != 0
+        for kk in range(L):
+            k = k0 + kk
+            xa = aspec[bt, i, k]
+            xb = bspec[bt, k, j]
+            if xa == SPEC_NAN or xb == SPEC_NAN:
+                nan = True
+                hit = True
+            elif xa != 0 or xb != 0:
+                hit = True
+                if (xa == 0 and aval[bt, i, k] == 0) or (xb == 0 and bval[bt, k, j] == 0):
+                    nan = True                          # inf * 0
                 else:
-                    orow[j] = _finish(acc[j], np.int64(maxe[j]), F, out_kind, P)
+                    na = xa == SPEC_NINF or (xa == 0 and aval[bt, i, k] < 0)
+                    nb = xb == SPEC_NINF or (xb == 0 and bval[bt, k, j] < 0)
+                    if na != nb:
+                        ninf = True
+                    else:
+                        pinf = True
+        if hit:
+            orow[j] = _special(nan, pinf, ninf, out_kind)
 
 
 def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
@@ -250,10 +294,20 @@ def _fma_rows(a, b, out, r0, r1):      # type: ignore[no-untyped-def]
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 2)
+_KEY = ("ptxfp.tensor.kernel", 3)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
-fdpa_rows = jit_cached(_fdpa_rows, _KEY, nogil=True, error_model="numpy", fastmath=False)
+_specials = jit_cached(_specials, _KEY)
+_FDPA: dict[tuple[int, int], Any] = {}
+
+
+def fdpa_kernel(out_kind: int, P: int) -> Any:
+    """The compiled block-step kernel for a result format (cached per process and on disk)."""
+    key = (out_kind, P)
+    if key not in _FDPA:
+        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P), _KEY + key, nogil=True,
+                                error_model="numpy")
+    return _FDPA[key]
 group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
 fma_rows = jit_cached(_fma_rows, _KEY, nogil=True)
