@@ -29,7 +29,7 @@ DT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32,
       "e2m1": ml_dtypes.float4_e2m1fn}
 #: smallest normal exponent of each element format
 EMIN = {"f16": -14, "bf16": -126, "tf32": -126, "f32": -126, "e4m3": -6, "e5m2": -14,
-        "e2m3": 0, "e3m2": -2, "e2m1": 0, "ue4m3": -6}
+        "e2m3": 0, "e3m2": -2, "e2m1": 0, "ue4m3": -6, "ue8m0": -127}
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "e4m3": 8, "e5m2": 8, "e2m3": 8, "e3m2": 8,
          "e2m1": 8}

@@ -48,7 +48,8 @@ def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
     """IEEE fused multiply-add on float64 (llvm.fma: one rounding, to nearest even)."""
     if all(isinstance(x, types.Float) and x.bitwidth == 64 for x in (a, b, c)):
         def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            f = builder.module.declare_intrinsic("llvm.fma", [ir.DoubleType()])
+            d = ir.DoubleType()
+            f = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
             return builder.call(f, list(args))
         return types.float64(a, b, c), codegen
     return None
