@@ -116,6 +116,8 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
     q = P - 1
     qmask = (1 << q) - 1
     top = 0xFF if F32 else 0x1F
+    NT = 128
+    RB = 32
 
     def fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L,
                   F):      # type: ignore[no-untyped-def]
@@ -128,82 +130,92 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
         K = aval.shape[2]
         N = bval.shape[2]
         nsteps = K // L
-        maxe = np.empty(N, np.int32)
-        acc = np.empty(N, np.float64)
-        scale = np.empty(N, np.float64)
-        cspec = np.empty(N, np.int8)
-        for r in range(r0, r1):
-            bt = r // M
-            i = r - bt * M
-            orow = out[bt, i]
-            for s in range(nsteps):
-                k0 = s * L
-                # c: its value and exponent (a zero has -126; an f16 subnormal -14)
-                cspecial = 0
-                for j in range(N):
-                    cb = np.int64(orow[j])
-                    if F32:
-                        E = (cb >> 23) & 0xFF
-                        v = np.float64(f32_from_bits(np.int32(cb)))
-                        ex = E - 127 if E != 0 else -126
-                    else:
-                        E = (cb >> 10) & 0x1F
-                        mm = cb & 0x3FF
-                        sg = (mm | 0x400) if E != 0 else mm
-                        ex = E - 15 if E != 0 else (-14 if mm != 0 else -126)
-                        v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
-                        v = -v if (cb >> 15) & 1 else v
-                    isspec = E == top
-                    frac = cb & (0x7FFFFF if F32 else 0x3FF)
-                    neg = (cb >> (31 if F32 else 15)) & 1
-                    cspec[j] = (0 if not isspec else
-                                (SPEC_NAN if frac != 0 else (SPEC_NINF if neg else SPEC_PINF)))
-                    cspecial += isspec
-                    acc[j] = 0.0 if isspec else v
-                    maxe[j] = np.int32(ex)
-                # the largest term exponent (products by ea + eb, whatever their significands)
-                for kk in range(L):
-                    ea = aexp[bt, i, k0 + kk]
-                    be = bexp[bt, k0 + kk]
-                    for j in range(N):
-                        maxe[j] = max(maxe[j], ea + be[j])          # int32: vpmaxsd
-                # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
-                # truncated toward zero, summed exactly (integers below 2**34)
-                for j in range(N):
-                    scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
-                    acc[j] = _trunc(acc[j] * scale[j])
-                for kk in range(L):
-                    va = aval[bt, i, k0 + kk]
-                    bv = bval[bt, k0 + kk]
-                    for j in range(N):
-                        acc[j] += _trunc(va * bv[j] * scale[j])
-                # one rounding into the result format (round_pack, straight-line code)
-                for j in range(N):
-                    x = acc[j] * f64_from_bits(np.int64(maxe[j] - F + 1023) << 52)
-                    if F32:
-                        mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
-                        b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
-                        b = np.int64(0x7F800000) if abs(x) >= 2.0 ** 128 else b
-                        orow[j] = b | (np.int64(sign) << 31)
-                    else:
-                        mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
-                        orow[j] = mag | (np.int64(sign) << 15)
-                if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
-                    _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, N, out_kind)
+        maxe = np.empty(NT, np.int32)
+        acc = np.empty(NT, np.float64)
+        scale = np.empty(NT, np.float64)
+        cspec = np.empty(NT, np.int8)
+        # Tiles of RB rows by NT columns, each walked step by step (k in order) and row by
+        # row: a step's slice of B (L rows of NT columns) and the tile's accumulators stay in
+        # the L1 cache while the tile's rows use them.
+        for rb in range(r0, r1, RB):
+            re_ = min(r1, rb + RB)
+            for j0 in range(0, N, NT):
+                nt = min(N, j0 + NT) - j0
+                for s in range(nsteps):
+                    k0 = s * L
+                    for r in range(rb, re_):
+                        bt = r // M
+                        i = r - bt * M
+                        orow = out[bt, i, j0:j0 + nt]
+                        # c: its value and exponent (a zero has -126; an f16 subnormal -14)
+                        cspecial = 0
+                        for j in range(nt):
+                            cb = np.int64(orow[j])
+                            if F32:
+                                E = (cb >> 23) & 0xFF
+                                v = np.float64(f32_from_bits(np.int32(cb)))
+                                ex = E - 127 if E != 0 else -126
+                            else:
+                                E = (cb >> 10) & 0x1F
+                                mm = cb & 0x3FF
+                                sg = (mm | 0x400) if E != 0 else mm
+                                ex = E - 15 if E != 0 else (-14 if mm != 0 else -126)
+                                v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
+                                v = -v if (cb >> 15) & 1 else v
+                            isspec = E == top
+                            frac = cb & (0x7FFFFF if F32 else 0x3FF)
+                            neg = (cb >> (31 if F32 else 15)) & 1
+                            cspec[j] = (0 if not isspec else
+                                        (SPEC_NAN if frac != 0 else
+                                       (SPEC_NINF if neg else SPEC_PINF)))
+                            cspecial += isspec
+                            acc[j] = 0.0 if isspec else v
+                            maxe[j] = np.int32(ex)
+                        # the largest term exponent (products by ea + eb, whatever their significands)
+                        for kk in range(L):
+                            ea = aexp[bt, i, k0 + kk]
+                            be = bexp[bt, k0 + kk, j0:j0 + nt]
+                            for j in range(nt):
+                                maxe[j] = max(maxe[j], ea + be[j])          # int32: vpmaxsd
+                        # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
+                        # truncated toward zero, summed exactly (integers below 2**34)
+                        for j in range(nt):
+                            scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
+                            acc[j] = _trunc(acc[j] * scale[j])
+                        for kk in range(L):
+                            va = aval[bt, i, k0 + kk]
+                            bv = bval[bt, k0 + kk, j0:j0 + nt]
+                            for j in range(nt):
+                                acc[j] += _trunc(va * bv[j] * scale[j])
+                        # one rounding into the result format (round_pack, straight-line code)
+                        for j in range(nt):
+                            x = acc[j] * f64_from_bits(np.int64(maxe[j] - F + 1023) << 52)
+                            if F32:
+                                mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
+                                b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
+                                b = np.int64(0x7F800000) if abs(x) >= 2.0 ** 128 else b
+                                orow[j] = b | (np.int64(sign) << 31)
+                            else:
+                                mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+                                orow[j] = mag | (np.int64(sign) << 15)
+                        if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
+                            _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
+                                      out_kind)
 
     return fdpa_rows
 
 
-def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, N,
+def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
               out_kind):      # type: ignore[no-untyped-def]
     """Redo the outputs of a step whose terms hold a NaN or an infinity (MMA-Sim's rule: the
     float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cspec``: c's
-    SPEC_* as read before the step."""
-    for j in range(N):
-        nan = cspec[j] == SPEC_NAN
-        pinf = cspec[j] == SPEC_PINF
-        ninf = cspec[j] == SPEC_NINF
-        hit = cspec[j] != 0
+    SPEC_* as read before the step; ``orow``/``cspec`` hold the columns j0 .. j0 + nt."""
+    for jj in range(nt):
+        j = j0 + jj
+        nan = cspec[jj] == SPEC_NAN
+        pinf = cspec[jj] == SPEC_PINF
+        ninf = cspec[jj] == SPEC_NINF
+        hit = cspec[jj] != 0
         for kk in range(L):
             k = k0 + kk
             xa = aspec[bt, i, k]
@@ -223,7 +235,7 @@ def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, N,
                     else:
                         pinf = True
         if hit:
-            orow[j] = _special(nan, pinf, ninf, out_kind)
+            orow[jj] = _special(nan, pinf, ninf, out_kind)
 
 
 def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
@@ -295,7 +307,7 @@ def _fma_rows(a, b, out, r0, r1):      # type: ignore[no-untyped-def]
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 3)
+_KEY = ("ptxfp.tensor.kernel", 6)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
