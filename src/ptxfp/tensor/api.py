@@ -145,8 +145,8 @@ def default_form(atype: str, target: str, btype: str | None = None) -> MmaForm:
     elif atype in ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1"):
         k, kind = 32, "f8f6f4"
         if fam in ("sm_80",):
-            raise TargetError(f"{target}: no tensor-core instruction takes .{atype} (fp8 needs "
-                              f"sm_89 or later)")
+            raise TargetError(f"no tensor-core instruction on {target} takes .{atype} (fp8 "
+                              f"needs sm_89 or later)")
     else:
         raise TargetError(f"no default matrix instruction for .{atype} inputs; name one")
     if op == "mma":
