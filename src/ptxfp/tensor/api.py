@@ -375,7 +375,8 @@ def _integer(form: MmaForm, A3: NDArray[Any], B3: NDArray[Any],
         d = np.clip(d, -(1 << 31), (1 << 31) - 1)
     else:
         d = ((d + (1 << 31)) % (1 << 32)) - (1 << 31)
-    return d.astype(np.int32)
+    res: NDArray[Any] = np.asarray(d, dtype=np.int32)
+    return res
 
 
 def _result(bits: NDArray[Any], tname: str, typed: bool) -> Any:

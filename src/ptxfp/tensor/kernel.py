@@ -55,7 +55,7 @@ def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
     return None
 
 
-def _decode_c(cb, out_kind):      # type: ignore[no-untyped-def]
+def _decode_c(cb, out_kind):
     """(sig, exp, spec) of an accumulator's bits (f32 or f16); zero has exponent -126."""
     if out_kind == OUT_F32:
         e = (cb >> 23) & 0xFF
@@ -82,7 +82,7 @@ def _decode_c(cb, out_kind):      # type: ignore[no-untyped-def]
     return np.int64(sig), np.int64(ex), spec
 
 
-def _finish(S, maxe, F, out_kind, P):      # type: ignore[no-untyped-def]
+def _finish(S, maxe, F, out_kind, P):
     """The exact sum ``S * 2**(maxe - F)`` rounded into the result format's bits: toward zero
     into f32 keeping P - 1 fraction bits (overflow: infinity), or to nearest even into f16."""
     x = np.float64(S) * f64_from_bits(np.int64(maxe - F + 1023) << 52)
@@ -97,7 +97,7 @@ def _finish(S, maxe, F, out_kind, P):      # type: ignore[no-untyped-def]
     return mag | (np.int64(sign) << 15)
 
 
-def _special(nan, pinf, ninf, out_kind):      # type: ignore[no-untyped-def]
+def _special(nan, pinf, ninf, out_kind):
     """The bits of a step with a NaN or infinite term (MMA-Sim's rule: the float64 sum of the
     products and c, its NaN made canonical)."""
     if out_kind == OUT_F32:
@@ -120,7 +120,7 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
     RB = 32
 
     def fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L,
-                  F):      # type: ignore[no-untyped-def]
+                  F):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
         along K in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for
         NaN/inf); ``aexp``/``bexp``: their alignment exponents (int32); ``aspec``/``bspec``:
@@ -206,7 +206,7 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
 
 
 def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
-              out_kind):      # type: ignore[no-untyped-def]
+              out_kind):
     """Redo the outputs of a step whose terms hold a NaN or an infinity (MMA-Sim's rule: the
     float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cspec``: c's
     SPEC_* as read before the step; ``orow``/``cspec`` hold the columns j0 .. j0 + nt."""
@@ -239,7 +239,7 @@ def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
 
 
 def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
-                F, SHIFT):      # type: ignore[no-untyped-def]
+                F, SHIFT):
     """mxf4/mxf4nvf4: fp4 operands (decoded, man 1), scales (sig, exp, nan) per row of A and
     column of B for every SB elements of K; each step fuses c with L // G scaled sub-dots.
     SHIFT = F - 2 - (scale man bits of A + of B): a sub-dot's integer sum is in units of
@@ -292,7 +292,7 @@ def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r
             out[bt, i, j] = cb
 
 
-def _fma_rows(a, b, out, r0, r1):      # type: ignore[no-untyped-def]
+def _fma_rows(a, b, out, r0, r1):
     """f64: d = fma(a[k], b[k], d) for k = 0, 1, ... (IEEE, to nearest even)."""
     M = a.shape[1]
     K = a.shape[2]
