@@ -329,8 +329,8 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     bcol = np.concatenate([bcol, bcol.any(axis=2, keepdims=True)], axis=2)
     P = p.f32_frac + 1 if out_kind == OUT_F32 else 11
     fdpa_rows = fdpa_kernel(out_kind, P)
-    aexp_f = np.ascontiguousarray(aexp, dtype=np.int32)
-    bexp_f = np.ascontiguousarray(bexp, dtype=np.int32)
+    aexp_f = np.ascontiguousarray(aexp, dtype=np.int16)
+    bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
     _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, aspec, arow, bval, bexp_f, bspec,
                                               bcol, o, r0, r1, L, p.frac_bits),
               rows, work)

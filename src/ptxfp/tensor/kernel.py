@@ -123,14 +123,14 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                   F):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
         along K in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for
-        NaN/inf); ``aexp``/``bexp``: their alignment exponents (int32); ``aspec``/``bspec``:
+        NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16); ``aspec``/``bspec``:
         SPEC_*; ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or
         an infinity (``bcol`` has one more column: any column of the step)."""
         M = aval.shape[1]
         K = aval.shape[2]
         N = bval.shape[2]
         nsteps = K // L
-        maxe = np.empty(NT, np.int32)
+        maxe = np.empty(NT, np.int16)
         acc = np.empty(NT, np.float64)
         scale = np.empty(NT, np.float64)
         cspec = np.empty(NT, np.int8)
@@ -170,13 +170,13 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                                        (SPEC_NINF if neg else SPEC_PINF)))
                             cspecial += isspec
                             acc[j] = 0.0 if isspec else v
-                            maxe[j] = np.int32(ex)
+                            maxe[j] = np.int16(ex)
                         # the largest term exponent (products by ea + eb, whatever their significands)
                         for kk in range(L):
                             ea = aexp[bt, i, k0 + kk]
                             be = bexp[bt, k0 + kk, j0:j0 + nt]
                             for j in range(nt):
-                                maxe[j] = max(maxe[j], ea + be[j])          # int32: vpmaxsd
+                                maxe[j] = max(maxe[j], ea + be[j])          # int16: vpmaxsw
                         # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
                         # truncated toward zero, summed exactly (integers below 2**34)
                         for j in range(nt):
@@ -307,7 +307,7 @@ def _fma_rows(a, b, out, r0, r1):
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 6)
+_KEY = ("ptxfp.tensor.kernel", 7)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
