@@ -372,3 +372,33 @@ def test_spellings():
             target="sm_80")
     assert np.array_equal(D, matmul(A[:16], B, C[:16], instruction=CONFIGS[1][2],
                                     target="sm_80"))
+
+
+# --- fuzz: only a PtxfpError or a result comes out of the new doors ---------------------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_ARRAYS = st.one_of(
+    st.integers(-3, 70000),
+    st.lists(st.integers(-2, 300), max_size=6),
+    st.tuples(st.integers(0, 5), st.integers(0, 40), st.sampled_from(
+        ["uint8", "uint16", "uint32", "int64", "float16", "float32", "float64", "bfloat16",
+         "float8_e4m3fn", "bool"])).map(
+        lambda t: np.zeros((t[0], t[1]), dtype=getattr(ml_dtypes, t[2], None) or t[2])),
+    st.just(None), st.just(1.5), st.text(max_size=3))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(a=_ARRAYS, b=_ARRAYS, c=_ARRAYS,
+       cfg=st.sampled_from([c[1:3] for c in CONFIGS]),
+       target=st.sampled_from(["sm_80", "sm_90", "sm_100a", "sm_75", "x", ""]),
+       which=st.sampled_from(["mma", "matmul"]))
+def test_fuzz_mma_and_matmul(a, b, c, cfg, target, which):
+    form = cfg[1]
+    try:
+        if which == "mma":
+            mma(form, a, b, c, target=target)
+        else:
+            matmul(a, b, c, instruction=form if target != "" else None, target=target or "sm_90")
+    except PtxfpError as e:
+        assert "\n" not in str(e)
