@@ -402,3 +402,14 @@ def test_fuzz_mma_and_matmul(a, b, c, cfg, target, which):
             matmul(a, b, c, instruction=form if target != "" else None, target=target or "sm_90")
     except PtxfpError as e:
         assert "\n" not in str(e)
+
+
+def test_threads_give_the_same_bits(monkeypatch):
+    from ptxfp.tensor import api
+    rng = np.random.default_rng(13)
+    A = rng.standard_normal((2, 40, 64)).astype(ml_dtypes.bfloat16)
+    B = rng.standard_normal((64, 24)).astype(ml_dtypes.bfloat16)
+    one = matmul(A, B, target="sm_90")
+    monkeypatch.setattr(api, "PARALLEL_PRODUCTS", 1)
+    monkeypatch.setenv("PTXFP_NUM_THREADS", "3")
+    assert np.array_equal(matmul(A, B, target="sm_90"), one)
