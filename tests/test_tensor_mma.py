@@ -167,6 +167,8 @@ H100_BF16 = CONFIGS[5]
     (1.0, [(2.0 ** -26, 1.0)] * 16, "sixteen of them are all lost (no sticky bits)"),
     (1.0, [(1.5, 1.5)] * 16, "carries above the largest exponent are kept"),
     (-36.0, [(1.5, 1.5)] * 16, "exact cancellation gives +0"),
+    (-0.0, [(-2.0 ** -40, 1.0), (0.0, -1.0)], "-0 plus products truncated to zero gives +0"),
+    (-0.0, [(-0.0, 1.0)], "-0 plus -0 gives +0"),
     (2.0 ** -130, [(2.0 ** -70, 2.0 ** -70)], "subnormal c, tiny products"),
     (0.0, [(0.0, 2.0 ** 100), (2.0 ** -40, 1.0 + 2.0 ** -7)], "a zero factor's exponent"),
     (3.0e38, [(2.0 ** 127, 1.5)], "overflow toward zero gives infinity"),

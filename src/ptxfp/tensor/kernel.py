@@ -171,7 +171,8 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                             cspecial += isspec
                             acc[j] = 0.0 if isspec else v
                             maxe[j] = np.int16(ex)
-                        # the largest term exponent (products by ea + eb, whatever their significands)
+                        # the largest term exponent (products by ea + eb, whatever
+                        # their significands)
                         for kk in range(L):
                             ea = aexp[bt, i, k0 + kk]
                             be = bexp[bt, k0 + kk, j0:j0 + nt]
@@ -189,7 +190,9 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                                 acc[j] += _trunc(va * bv[j] * scale[j])
                         # one rounding into the result format (round_pack, straight-line code)
                         for j in range(nt):
-                            x = acc[j] * f64_from_bits(np.int64(maxe[j] - F + 1023) << 52)
+                            # (+ 0.0: a sum of negative zeros is +0, as the integers')
+                            x = (acc[j] + 0.0) * f64_from_bits(
+                                np.int64(maxe[j] - F + 1023) << 52)
                             if F32:
                                 mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
                                 b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
@@ -307,7 +310,7 @@ def _fma_rows(a, b, out, r0, r1):
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 7)
+_KEY = ("ptxfp.tensor.kernel", 8)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
