@@ -21,6 +21,7 @@ from .policy import Policy
 from .spelling import Instruction, parse
 from .ptx.check import Diagnostic, Report, check
 from .conformance import sweep
+from .tensor import matmul, mma
 
 __version__ = "0.1.0"
 
@@ -35,6 +36,7 @@ __all__ = [
     "__version__",
     "sweep",
     "OutputError",
+    "mma", "matmul",
 ]
 
 

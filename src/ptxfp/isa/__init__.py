@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, intops, minmax, mma
+from . import mma_form  # noqa: F401  (the matrix forms: tensor numerics read isa.mma_form)
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
 

@@ -1,0 +1,329 @@
+"""The block-step kernels (Numba): the one place the tensor-core arithmetic lives.
+
+``fdpa_rows``: the fused dot product-add of params.py on decoded operands (decode.py), for a
+range of rows of A, chained along K in steps of ``L`` products, the accumulator held as the
+result format's bits in ``out`` (C on entry).  Per step and row, the columns of B are the
+inner loop (contiguous, so the loops vectorize): the largest term exponent first, then every
+term as an integer in units of 2**(maxe - F): the product of the two elements' values (exact
+in float64: at most 22 significant bits) times 2**(F - maxe) (exact: a power of two, and far
+from float64's limits), truncated toward zero (``llvm.trunc``), c likewise; the integers
+(below 2**34) sum exactly in float64, and the sum is rounded once by the rounding core
+(``rounding.round_pack``).
+
+``group_rows``: the mxf4/mxf4nvf4 kinds (exact 16-element sub-dots scaled by the two scale
+factors, aligned by the scale exponents).  ``fma_rows``: f64, a chain of IEEE fmas in k order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from .._bitcast import f32_from_bits, f64_from_bits
+from .._jit import jit_cached
+from ..rounding import RN, RZ, round_pack
+
+SPEC_NAN, SPEC_PINF, SPEC_NINF = 1, 2, 3
+#: result formats: f32 rounded toward zero (keeping ``P - 1`` fraction bits), f16 to nearest
+OUT_F32, OUT_F16 = 0, 1
+
+
+@intrinsic
+def _trunc(typingctx: Any, x: Any) -> Any:
+    """float64 rounded toward zero to an integral value (llvm.trunc; vectorizes)."""
+    if isinstance(x, types.Float) and x.bitwidth == 64:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            f = builder.module.declare_intrinsic("llvm.trunc", [ir.DoubleType()])
+            return builder.call(f, [args[0]])
+        return types.float64(x), codegen
+    return None
+
+
+@intrinsic
+def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
+    """IEEE fused multiply-add on float64 (llvm.fma: one rounding, to nearest even)."""
+    if all(isinstance(x, types.Float) and x.bitwidth == 64 for x in (a, b, c)):
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            d = ir.DoubleType()
+            f = builder.module.declare_intrinsic("llvm.fma", [d], ir.FunctionType(d, [d, d, d]))
+            return builder.call(f, list(args))
+        return types.float64(a, b, c), codegen
+    return None
+
+
+def _decode_c(cb, out_kind):
+    """(sig, exp, spec) of an accumulator's bits (f32 or f16); zero has exponent -126."""
+    if out_kind == OUT_F32:
+        e = (cb >> 23) & 0xFF
+        m = cb & 0x7FFFFF
+        neg = (cb >> 31) & 1
+        top = 0xFF
+        sig = (m | 0x800000) if e != 0 else m
+        ex = e - 127 if e != 0 else -126
+    else:
+        e = (cb >> 10) & 0x1F
+        m = cb & 0x3FF
+        neg = (cb >> 15) & 1
+        top = 0x1F
+        sig = (m | 0x400) if e != 0 else m
+        ex = e - 15 if e != 0 else -14
+    spec = 0
+    if e == top:
+        spec = SPEC_NAN if m != 0 else (SPEC_NINF if neg else SPEC_PINF)
+        sig = 0
+    if sig == 0:
+        ex = -126
+    if neg:
+        sig = -sig
+    return np.int64(sig), np.int64(ex), spec
+
+
+def _finish(S, maxe, F, out_kind, P):
+    """The exact sum ``S * 2**(maxe - F)`` rounded into the result format's bits: toward zero
+    into f32 keeping P - 1 fraction bits (overflow: infinity), or to nearest even into f16."""
+    x = np.float64(S) * f64_from_bits(np.int64(maxe - F + 1023) << 52)
+    if out_kind == OUT_F32:
+        mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
+        q = P - 1
+        bits = ((mag >> q) << 23) | ((mag & ((np.int64(1) << q) - 1)) << (23 - q))
+        if abs(x) >= 2.0 ** 128:
+            bits = np.int64(0x7F800000)
+        return bits | (np.int64(sign) << 31)
+    mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+    return mag | (np.int64(sign) << 15)
+
+
+def _special(nan, pinf, ninf, out_kind):
+    """The bits of a step with a NaN or infinite term (MMA-Sim's rule: the float64 sum of the
+    products and c, its NaN made canonical)."""
+    if out_kind == OUT_F32:
+        if nan or (pinf and ninf):
+            return np.int64(0x7FFFFFFF)
+        return np.int64(0x7F800000) if pinf else np.int64(0xFF800000)
+    if nan or (pinf and ninf):
+        return np.int64(0x7FFF)
+    return np.int64(0x7C00) if pinf else np.int64(0xFC00)
+
+
+def _make_fdpa(out_kind: int, P: int) -> Any:
+    """The block-step kernel for one result format (``out_kind``, f32 precision ``P``), with
+    those as compile-time constants so that the per-output loops vectorize."""
+    F32 = out_kind == OUT_F32
+    q = P - 1
+    qmask = (1 << q) - 1
+    top = 0xFF if F32 else 0x1F
+    NT = 128
+    RB = 32
+
+    def fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L,
+                  F):
+        """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
+        along K in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for
+        NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16); ``aspec``/``bspec``:
+        SPEC_*; ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or
+        an infinity (``bcol`` has one more column: any column of the step)."""
+        M = aval.shape[1]
+        K = aval.shape[2]
+        N = bval.shape[2]
+        nsteps = K // L
+        maxe = np.empty(NT, np.int16)
+        acc = np.empty(NT, np.float64)
+        scale = np.empty(NT, np.float64)
+        cspec = np.empty(NT, np.int8)
+        # Tiles of RB rows by NT columns, each walked step by step (k in order) and row by
+        # row: a step's slice of B (L rows of NT columns) and the tile's accumulators stay in
+        # the L1 cache while the tile's rows use them.
+        for rb in range(r0, r1, RB):
+            re_ = min(r1, rb + RB)
+            for j0 in range(0, N, NT):
+                nt = min(N, j0 + NT) - j0
+                for s in range(nsteps):
+                    k0 = s * L
+                    for r in range(rb, re_):
+                        bt = r // M
+                        i = r - bt * M
+                        orow = out[bt, i, j0:j0 + nt]
+                        # c: its value and exponent (a zero has -126; an f16 subnormal -14)
+                        cspecial = 0
+                        for j in range(nt):
+                            cb = np.int64(orow[j])
+                            if F32:
+                                E = (cb >> 23) & 0xFF
+                                v = np.float64(f32_from_bits(np.int32(cb)))
+                                ex = E - 127 if E != 0 else -126
+                            else:
+                                E = (cb >> 10) & 0x1F
+                                mm = cb & 0x3FF
+                                sg = (mm | 0x400) if E != 0 else mm
+                                ex = E - 15 if E != 0 else (-14 if mm != 0 else -126)
+                                v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
+                                v = -v if (cb >> 15) & 1 else v
+                            isspec = E == top
+                            frac = cb & (0x7FFFFF if F32 else 0x3FF)
+                            neg = (cb >> (31 if F32 else 15)) & 1
+                            cspec[j] = (0 if not isspec else
+                                        (SPEC_NAN if frac != 0 else
+                                       (SPEC_NINF if neg else SPEC_PINF)))
+                            cspecial += isspec
+                            acc[j] = 0.0 if isspec else v
+                            maxe[j] = np.int16(ex)
+                        # the largest term exponent (products by ea + eb, whatever
+                        # their significands)
+                        for kk in range(L):
+                            ea = aexp[bt, i, k0 + kk]
+                            be = bexp[bt, k0 + kk, j0:j0 + nt]
+                            for j in range(nt):
+                                maxe[j] = max(maxe[j], ea + be[j])          # int16: vpmaxsw
+                        # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
+                        # truncated toward zero, summed exactly (integers below 2**34)
+                        for j in range(nt):
+                            scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
+                            acc[j] = _trunc(acc[j] * scale[j])
+                        for kk in range(L):
+                            va = aval[bt, i, k0 + kk]
+                            bv = bval[bt, k0 + kk, j0:j0 + nt]
+                            for j in range(nt):
+                                acc[j] += _trunc(va * bv[j] * scale[j])
+                        # one rounding into the result format (round_pack, straight-line code)
+                        for j in range(nt):
+                            # (+ 0.0: a sum of negative zeros is +0, as the integers')
+                            x = (acc[j] + 0.0) * f64_from_bits(
+                                np.int64(maxe[j] - F + 1023) << 52)
+                            if F32:
+                                mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
+                                b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
+                                b = np.int64(0x7F800000) if abs(x) >= 2.0 ** 128 else b
+                                orow[j] = b | (np.int64(sign) << 31)
+                            else:
+                                mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+                                orow[j] = mag | (np.int64(sign) << 15)
+                        if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
+                            _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
+                                      out_kind)
+
+    return fdpa_rows
+
+
+def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
+              out_kind):
+    """Redo the outputs of a step whose terms hold a NaN or an infinity (MMA-Sim's rule: the
+    float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cspec``: c's
+    SPEC_* as read before the step; ``orow``/``cspec`` hold the columns j0 .. j0 + nt."""
+    for jj in range(nt):
+        j = j0 + jj
+        nan = cspec[jj] == SPEC_NAN
+        pinf = cspec[jj] == SPEC_PINF
+        ninf = cspec[jj] == SPEC_NINF
+        hit = cspec[jj] != 0
+        for kk in range(L):
+            k = k0 + kk
+            xa = aspec[bt, i, k]
+            xb = bspec[bt, k, j]
+            if xa == SPEC_NAN or xb == SPEC_NAN:
+                nan = True
+                hit = True
+            elif xa != 0 or xb != 0:
+                hit = True
+                if (xa == 0 and aval[bt, i, k] == 0) or (xb == 0 and bval[bt, k, j] == 0):
+                    nan = True                          # inf * 0
+                else:
+                    na = xa == SPEC_NINF or (xa == 0 and aval[bt, i, k] < 0)
+                    nb = xb == SPEC_NINF or (xb == 0 and bval[bt, k, j] < 0)
+                    if na != nb:
+                        ninf = True
+                    else:
+                        pinf = True
+        if hit:
+            orow[jj] = _special(nan, pinf, ninf, out_kind)
+
+
+def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
+                F, SHIFT):
+    """mxf4/mxf4nvf4: fp4 operands (decoded, man 1), scales (sig, exp, nan) per row of A and
+    column of B for every SB elements of K; each step fuses c with L // G scaled sub-dots.
+    SHIFT = F - 2 - (scale man bits of A + of B): a sub-dot's integer sum is in units of
+    2**-2."""
+    M = asig.shape[1]
+    K = asig.shape[2]
+    N = bsig.shape[2]
+    nsteps = K // L
+    ng = L // G
+    tsum = np.empty(ng, np.int64)
+    texp = np.empty(ng, np.int64)
+    for r in range(r0, r1):
+        bt = r // M
+        i = r - bt * M
+        for j in range(N):
+            cb = np.int64(out[bt, i, j])
+            for s in range(nsteps):
+                k0 = s * L
+                csg, cex, csp = _decode_c(cb, OUT_F32)
+                nan = csp == SPEC_NAN
+                maxe = cex
+                for g in range(ng):
+                    kg = k0 + g * G
+                    q = kg // SB
+                    nan |= sna[bt, i, q] or snb[bt, q, j]
+                    tot = np.int64(0)
+                    for kk in range(G):
+                        pa = np.int64(asig[bt, i, kg + kk]) << (aexp[bt, i, kg + kk])
+                        pb = np.int64(bsig[bt, kg + kk, j]) << (bexp[bt, kg + kk, j])
+                        tot += pa * pb
+                    tsum[g] = tot * np.int64(ssa[bt, i, q]) * np.int64(ssb[bt, q, j])
+                    texp[g] = np.int64(sea[bt, i, q]) + np.int64(seb[bt, q, j])
+                    maxe = max(maxe, texp[g])
+                if nan:
+                    cb = np.int64(0x7FFFFFFF)
+                    continue
+                if csp != 0:                   # an infinite c stays (fp4 has no infinity)
+                    continue
+                sh = F - 23 - (maxe - cex)
+                m = abs(csg)
+                t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
+                S = -t if csg < 0 else t
+                for g in range(ng):
+                    d = maxe - texp[g]
+                    sh = SHIFT - d
+                    m = abs(tsum[g])
+                    t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
+                    S += -t if tsum[g] < 0 else t
+                cb = _finish(S, maxe, F, OUT_F32, 24)
+            out[bt, i, j] = cb
+
+
+def _fma_rows(a, b, out, r0, r1):
+    """f64: d = fma(a[k], b[k], d) for k = 0, 1, ... (IEEE, to nearest even)."""
+    M = a.shape[1]
+    K = a.shape[2]
+    N = b.shape[2]
+    for r in range(r0, r1):
+        bt = r // M
+        i = r - bt * M
+        for j in range(N):
+            d = out[bt, i, j]
+            for k in range(K):
+                d = _fma64(a[bt, i, k], b[bt, k, j], d)
+            out[bt, i, j] = d
+
+
+_KEY = ("ptxfp.tensor.kernel", 8)
+_decode_c = jit_cached(_decode_c, _KEY, inline="always")
+_finish = jit_cached(_finish, _KEY, inline="always")
+_special = jit_cached(_special, _KEY)
+_specials = jit_cached(_specials, _KEY)
+_FDPA: dict[tuple[int, int], Any] = {}
+
+
+def fdpa_kernel(out_kind: int, P: int) -> Any:
+    """The compiled block-step kernel for a result format (cached per process and on disk)."""
+    key = (out_kind, P)
+    if key not in _FDPA:
+        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P), _KEY + key, nogil=True,
+                                error_model="numpy")
+    return _FDPA[key]
+group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
+fma_rows = jit_cached(_fma_rows, _KEY, nogil=True)
