@@ -454,3 +454,17 @@ def test_mma_sync_m16n8k16():
     for q in range(4):
         got = r[f"d{q}"].reshape(W, 32)
         assert np.array_equal(got, want[:, g + 8 * (q // 2), 2 * t + q % 2])
+
+
+def test_exited_threads_do_not_hold_a_barrier():
+    src = """
+    .shared .align 4 .b8 s[64];
+    mov.u32 t, %tid.x; mov.u32 b, s; setp.ge.u32 p, t, 10;
+    @p exit;
+    mad.lo.u32 a, t, 4, b; st.shared.u32 [a], t;
+    bar.sync 0;
+    sub.u32 u, 9, t; mad.lo.u32 a2, u, 4, b; ld.shared.u32 v, [a2];
+    """
+    r = ptxfp.run(src, grid=2, block=16)
+    assert r["v"].tolist()[:10] == list(range(9, -1, -1))
+    assert r["v"].tolist()[16:26] == list(range(9, -1, -1))
