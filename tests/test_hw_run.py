@@ -199,7 +199,8 @@ def test_reports_are_replaced_atomically(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "replace", broken_replace)
-    with pytest.raises(OSError):
+    from ptxfp.errors import OutputError          # ptxfp.outputs: one error naming the path
+    with pytest.raises(OutputError, match="disk full"):
         resume.write_atomic(path, "new" * 1000)
     assert path.read_text() == "old, complete\n"
 
