@@ -423,7 +423,8 @@ class Run:
             self._last_write = now
             try:
                 report.write(self.result(), self.md, self.js)
-            except OSError as exc:             # a full disk must not end the run
+            except (OSError, PtxfpError) as exc:   # a full disk must not end the run
+                # (ptxfp.outputs says it as an OutputError naming the file)
                 print(f"ptxfp.hw: could not write the report: {exc}", file=sys.stderr,
                       flush=True)
 
