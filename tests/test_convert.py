@@ -477,7 +477,8 @@ def test_parse_fields():
     ("cvt.rn.sat.satfinite.f16.f32", "illegal-combination"),
     ("cvt.rn.ftz.satfinite.bf16.f32", "illegal-combination"),
     ("cvt.rn.rz.f16.f32", "rounding-conflict"),
-    ("cvt.rn.s32.f32", "not-modeled"),
+    ("cvt.rn.s32.s16", "not-modeled"),     # (cvt.rni.s32.f32 is modeled: the cvtx family)
+    ("cvt.rn.s32.f32", "illegal-rounding"),
     ("cvt.rn.f16", "missing-type"),
     ("cvt.rn.fast.f16.f32", "unknown-modifier"),
     ("cvt.rn.f16.f16x2", "illegal-type"),
