@@ -197,8 +197,37 @@ def test_softmax_with_ex2_replaced_runs():
     src = text("softmax.ptx")
     import re
     src = re.sub(r"ex2\.approx\.f32(\s+)(%f\d+), (%f\d+);", r"mul.rn.f32\1\2, \3, \3;", src)
-    needs(src, "max.f32", "div.rn.f32")
-    pytest.skip("the reference for div.rn.f32 is written when the division row lands")
+    prepare(src)                                       # every instruction is modeled now
+    import gmpy2
+    rng = np.random.default_rng(7)
+    rows, n = 3, 200                                   # 6 or 7 per thread: both loops run
+    x = rng.uniform(-4, 4, (rows, n)).astype(np.float32)
+    m = Mem()
+    px, py = m.put(x), m.zeros(rows * n, np.float32)
+    r = ptxfp.run(src, {"softmax_param_0": px, "softmax_param_1": py, "softmax_param_2": n},
+                  memory=bytes(m.buf), grid=rows, block=32)
+    got = Mem.get(r[MEMORY_KEY], py, rows * n, np.uint32).reshape(rows, n)
+    # the reference: NumPy float32 (IEEE, to nearest) for max, sub, mul, add in the kernel's
+    # order (per thread j = t, t+32, ...; then the xor butterfly 16, 8, 4, 2, 1), MPFR
+    # (24 bits, subnormals, to nearest) for the quotient
+    ctx = gmpy2.context(precision=24, emin=-148, emax=128, subnormalize=True,
+                        round=gmpy2.RoundToNearest)
+    log2e = np.uint32(0x3FB8AA3B).view(np.float32)
+    want = np.zeros((rows, n), np.uint32)
+    for b in range(rows):
+        mx = x[b].max()
+        e = (x[b] - mx) * log2e
+        e = e * e                                      # ex2.approx replaced by mul.rn a, a
+        s = np.zeros(32, np.float32)
+        for t in range(32):
+            for j in range(t, n, 32):
+                s[t] = s[t] + e[j]
+        for off in (16, 8, 4, 2, 1):
+            s = s + s[np.arange(32) ^ off]
+        for j in range(n):
+            q = ctx.div(gmpy2.mpfr(float(e[j])), gmpy2.mpfr(float(s[j % 32])))
+            want[b, j] = np.float32(float(q)).view(np.uint32)
+    assert np.array_equal(got, want)
 
 
 def test_triton_axpy_f16():

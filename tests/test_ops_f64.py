@@ -38,7 +38,8 @@ def _operands(rng, n, k):
     return cols
 
 
-@pytest.mark.parametrize("form", isa.canonical_spellings("f64"))
+@pytest.mark.parametrize("form", [s for s in isa.canonical_spellings("f64")
+                                  if s.split(".")[0] in ("add", "sub", "mul", "fma", "mad")])
 def test_against_mpfr(form):
     ins = ptxfp.parse(form)
     k = len(ins.operand_names)

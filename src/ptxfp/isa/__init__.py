@@ -29,8 +29,10 @@ __all__ = ["TABLE", "ARITH", "CVT", "MINMAX", "Row", "Operand", "Family", "Requi
 ARITH: tuple[Row, ...] = arith.ROWS
 CVT: tuple[Row, ...] = cvt.ROWS + cvt_small.ROWS
 MINMAX: tuple[Row, ...] = minmax.ROWS
-#: the per-thread instruction families of the interpreter (ptxfp/ops/)
-OPS: tuple[Row, ...] = cvtx.ROWS + compare.ROWS + fops.ROWS + f64.ROWS + intops.ROWS
+#: the per-thread instruction families of the interpreter (ptxfp/ops/); int before f64, so that
+#: 'div' (of both) is read by the int family where no row has the types written ('div.rn.f16':
+#: legal PTX, not modeled)
+OPS: tuple[Row, ...] = cvtx.ROWS + compare.ROWS + fops.ROWS + intops.ROWS + f64.ROWS
 #: the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma): computed by ptxfp.mma
 MMA: tuple[Row, ...] = mma.ROWS
 #: every row, family by family

@@ -39,8 +39,8 @@ MODIFIER_ORDER = (
     "and", "or", "xor",
     "wide", "l", "r", "wrap", "clamp", "cc",
     "finite", "infinite", "number", "notanumber", "normal", "subnormal",
-    # the float modifiers
-    "oob", "ftz", "NaN", "xorsign", "abs", "sat", "relu", "satfinite",
+    # the float modifiers (``div.approx.ftz.f32``, ``div.full.ftz.f32``)
+    "approx", "full", "oob", "ftz", "NaN", "xorsign", "abs", "sat", "relu", "satfinite",
     "shiftamt", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
 #: modifiers ptxas takes more than once in one spelling (the manual's own example writes
 #: ``.sat`` twice); a second .ftz or .oob, or a second rounding modifier, is an error
@@ -294,9 +294,8 @@ FAMILIES: dict[str, Family] = {
     "fops": Family("fops", None, ROUNDING_TOKENS, "multiple-rounding", False,
                    "min, max, abs, neg, copysign and testp on .f32/.f64", harness=False),
     "f64": Family("f64", "rn", ROUNDINGS, "multiple-rounding", False,
-                  "add, sub, mul, fma and mad on .f64", harness=False),
-    # (div.rn.f32 is legal PTX that ptxfp does not compute: float types on these opcodes are
-    # 'not modeled', not illegal)
+                  "add, sub, mul, fma and mad on .f64; div, rcp and sqrt .rn/.rz/.rm/.rp on "
+                  ".f32 and .f64", harness=False),
     "int": Family("int", None, ROUNDING_TOKENS, "multiple-rounding", True,
                   "the integer instructions on .b/.u/.s 16/32/64", harness=False),
 }
