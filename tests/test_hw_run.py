@@ -348,7 +348,8 @@ def test_resume_from_the_command_line(tmp_path, monkeypatch):
     sw = json.loads(js.read_text())["exhaustive"][0]
     assert (sw["vectors"], sw["mismatches"], sw["resumed"]) == (1 << 18, 4, 1 << 17)
     done = json.loads(state.read_text())["sweeps"]["add.rn.f16"]["done"]
-    assert sorted(done) == [0, 1 << 16, 2 << 16, 3 << 16]
+    assert list(done) == [command.source_checksum()]
+    assert sorted(done[command.source_checksum()]) == [0, 1 << 16, 2 << 16, 3 << 16]
     assert _main(*args[:-2], "--chunk", "131072") == 2        # another chunk size: refused
 
 

@@ -37,7 +37,7 @@ from .defects import toolchain_defect  # noqa: E402
 import ptxfp.hw.report as report  # noqa: E402  (a module: tests spy on report.write)
 from .vectors import exhaustive_eligible  # noqa: E402
 from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
-from .resume import SweepState  # noqa: E402
+from .resume import SweepState, judged_under  # noqa: E402
 from .runner import HardwareUnavailable, get_runner  # noqa: E402
 from .verify import EXAMPLES, FormResult, could_not_run, sweep_form, verify_form  # noqa: E402
 import ptxfp.hw.record as record_mod  # noqa: E402
@@ -230,8 +230,9 @@ def _form_line(r):
     status = f"error: {r['error']}" if r["error"] else (
         "ok" if not r["mismatches"] else f"{r['mismatches']:,} MISMATCHES")
     cut = "" if r["complete"] else " (incomplete)"
+    judged = judged_under(r.get("sources"))
     return (f"  {r['spelling']:<34} {r['mode']:<10} {r['kind']:<10} {r['vectors']:>14,} vectors"
-            f"  {status}{cut}  ({r['seconds']:.1f} s)")
+            f"  {status}{cut}  ({r['seconds']:.1f} s)" + (f"  [{judged}]" if judged else ""))
 
 
 # ---- the tasks ---------------------------------------------------------------------------------
@@ -551,8 +552,9 @@ class Run:
 
 
 def resume_state(path, runner, chunk):
-    """The --resume file for this code, this GPU (or dry-run backend) and this chunk size;
-    a ResumeError (one line) when the file was written by another."""
+    """The --resume file for this GPU (or dry-run backend) and this chunk size, its new chunks
+    recorded under this code's source; a ResumeError (one line) when the file was written for
+    other hardware or another chunk size."""
     dev = runner.device()
     return SweepState(path, {"source": source_checksum(), "hardware": runner.hardware,
                              "gpu": dev.get("gpu"), "backend": dev.get("backend"),

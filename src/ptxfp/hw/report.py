@@ -3,7 +3,7 @@
 import json
 
 from .defects import toolchain_defect
-from .resume import write_atomic
+from .resume import judged_under, write_atomic
 
 #: the one call (under 10 minutes on one H100/H200 with 16 cores) that covers every form at
 #: 10^7 random vectors plus the targeted families and every probe
@@ -157,7 +157,9 @@ def render(run):
                           _n(f["mismatches"]),
                           f"error: {f['error']}" if f["error"] else
                           ("complete" if f["complete"] else
-                           "incomplete" + (f": {f['cut']}" if f.get("cut") else "")),
+                           "incomplete" + (f": {f['cut']}" if f.get("cut") else ""))
+                          + (f"; {judged_under(f.get('sources'))}"
+                             if judged_under(f.get("sources")) else ""),
                           _rate(f)]
                          for f in run["exhaustive"]])
     probes = run.get("probes", [])
@@ -314,7 +316,7 @@ Each call is one command of under 10 minutes.  `sweeps-state.json` lists every c
 (2^26 vectors each, `--chunk`) with what it found, rewritten after every chunk; the next call
 skips those, so the union of the calls is the full sweep and the last call's report has the
 totals of all of them ("N from earlier calls").  The calls may be days apart, but the file
-refuses to be resumed by other ptxfp source, another GPU or another chunk size.  Each call's
+refuses to be resumed on another GPU, another backend or with another chunk size.  Each call's
 report gives every sweep's rate ("this call"): the number of calls is about 779.5 G divided by
 (that rate x 500 s).  The bf16 fma sweeps set the count: on 2 shared cores ptxfp's model ran
 them at 20 to 30 M vectors/s against 0.2 to 1.4 G/s for the f16 forms, so expect them to take
@@ -322,10 +324,15 @@ most of the calls.  For fixed pieces instead of a budget, `--chunks-per-call K` 
 K chunks a call; `--forms` narrows the sweeps (e.g. `'cvt.*'` first: the narrowing cvt
 sweeps are the ones that can show a rounding boundary off by one).
 
-A state file belongs to the ptxfp source that wrote it (its checksum is in the file): the
-H100's `sweeps-state.json` (source b318b5650e7d292e, main at cfb7ed4) resumes from a checkout
-of that commit (`git worktree add ../ptxfp-cfb7ed4 cfb7ed4`, then the loop above there, with a
-copy of the file); with newer source, start a new file.
+A state file belongs to a GPU, a backend and a chunk size, not to a ptxfp source: every
+chunk records the source (checksum) that judged it, a chunk done stays done when the source
+changes (the GPU's answers do not change), and new chunks are judged by the current model.
+When a sweep's chunks were judged under more than one source, its status and summary line
+name each with its chunk count: counts from before a model change were judged by the old
+model (delete the sweep's entry from the file to judge it again).  The H100's
+`sweeps-state.json` (version 1, source b318b5650e7d292e, main at cfb7ed4) resumes with
+today's source on an H100 with the same backend; each of its chunks counts as judged under
+b318b5650e7d292e.
 
 ## Recording a GPU's answers
 

@@ -1,14 +1,24 @@
 """``--resume FILE``: exhaustive sweeps in pieces, over as many calls as they need.
 
-The file records, per sweep (a form, and for fma one fixed c), which chunks are done and what
-they found (vectors, mismatches, the first mismatching inputs).  Every call skips the chunks
-the file lists, runs what its budget allows, and adds each chunk the moment it finishes (the
-file is replaced atomically: a call killed at any point leaves a valid file).  The union of the
-chunks of all calls is the full sweep; the report of the call that runs the last chunk says
-"complete", with the totals of every call.
+The file records, per sweep (a form, and for fma one fixed c), which chunks are done, under
+which ptxfp source (checksum) each was judged, and what they found (vectors, mismatches, the
+first mismatching inputs).  Every call skips the chunks the file lists, runs what its budget
+allows, and adds each chunk the moment it finishes (the file is replaced atomically: a call
+killed at any point leaves a valid file).  The union of the chunks of all calls is the full
+sweep; the report of the call that runs the last chunk says "complete", with the totals of
+every call.
 
-A file belongs to one sweep definition: the ptxfp source (checksum), the chunk size, and the
-GPU (or the dry-run backend).  Resuming with anything else is refused, not mixed in.
+A file belongs to one piece of hardware and one chunking: the GPU (or the dry-run backend),
+the backend and the chunk size.  Resuming with any other is refused, not mixed in.  The ptxfp
+source may differ between calls: the GPU's answers do not change with it, so a chunk done stays
+done, new chunks are judged by the model of the call that runs them, and ``sources(key)`` says
+which sources judged a sweep's chunks (the report names them when there are more than one: its
+counts from before a model change were judged by the old model).
+
+Format (JSON): ``{"version": 2, "identity": {"hardware", "gpu", "backend", "chunk"},
+"sweeps": {key: {"done": {source: [chunk starts]}, "vectors", "mismatches", "nan_only",
+"examples"}}}``.  A version 1 file (one source in its identity, ``"done"`` a list of starts)
+is read as every chunk judged under its identity's source.
 """
 
 import json
@@ -17,7 +27,10 @@ import os
 from ..errors import PtxfpError
 from ..outputs import write_text
 
-VERSION = 1
+VERSION = 2
+
+#: the identity a file must share with the run that resumes it
+HARDWARE_KEYS = ("hardware", "gpu", "backend", "chunk")
 
 
 class ResumeError(PtxfpError):
@@ -32,37 +45,62 @@ def write_atomic(path, text, what="output"):
 
 
 class SweepState:
-    """The chunks done so far, loaded from and saved to ``path``."""
+    """The chunks done so far, loaded from and saved to ``path``.
+
+    ``identity``: the run's ``hardware``, ``gpu``, ``backend``, ``chunk`` (which the file must
+    match) and ``source`` (the checksum the chunks this run does are recorded under)."""
 
     def __init__(self, path, identity):
         self.path = os.fspath(path)
-        self.identity = dict(identity)
+        identity = dict(identity)
+        self.source = str(identity.pop("source", None))
+        self.identity = identity
         self.sweeps = {}
         if os.path.exists(self.path):
             try:
                 with open(self.path) as f:
                     data = json.load(f)
-            except (OSError, ValueError) as exc:
+                version = data.get("version")
+                theirs = data.get("identity", {})
+                sweeps = data.get("sweeps", {})
+                if version == 1:          # one source for the whole file
+                    old = str(theirs.get("source"))
+                    for e in sweeps.values():
+                        e["done"] = {old: list(e.get("done", []))}
+                elif version != VERSION:
+                    raise ResumeError(f"--resume {self.path}: not a resume file of a version "
+                                      f"this ptxfp reads (1 or {VERSION})")
+                for e in sweeps.values():
+                    if not isinstance(e.get("done"), dict):
+                        raise ValueError("a sweep without its chunks by source")
+            except (OSError, ValueError, AttributeError, TypeError) as exc:
+                if isinstance(exc, ResumeError):
+                    raise
                 raise ResumeError(f"--resume {self.path}: not a resume file ({exc})") from None
-            if data.get("version") != VERSION:
-                raise ResumeError(f"--resume {self.path}: not a resume file of this version")
-            theirs = data.get("identity", {})
             for k, v in self.identity.items():
                 if theirs.get(k) != v:
                     raise ResumeError(
                         f"--resume {self.path} was written with {k} = {theirs.get(k)!r}, this "
                         f"run has {v!r}: its chunks cannot be counted here (use a new file)")
-            self.sweeps = data.get("sweeps", {})
+            self.sweeps = sweeps
 
     def _entry(self, key):
-        return self.sweeps.setdefault(key, {"done": [], "vectors": 0, "mismatches": 0,
+        return self.sweeps.setdefault(key, {"done": {}, "vectors": 0, "mismatches": 0,
                                             "nan_only": 0, "examples": []})
 
     def is_done(self, key, start):
-        return start in self.sweeps.get(key, {}).get("done", ())
+        return any(start in starts
+                   for starts in self.sweeps.get(key, {}).get("done", {}).values())
 
     def done(self, key):
-        return sorted(self.sweeps.get(key, {}).get("done", ()))
+        return sorted(s for starts in self.sweeps.get(key, {}).get("done", {}).values()
+                      for s in starts)
+
+    def sources(self, key):
+        """{source: chunks done under it} for the sweep ``key`` (sources with none left out)."""
+        return {src: len(starts)
+                for src, starts in sorted(self.sweeps.get(key, {}).get("done", {}).items())
+                if starts}
 
     def totals(self, key):
         e = self.sweeps.get(key)
@@ -71,11 +109,12 @@ class SweepState:
         return {k: e[k] for k in ("vectors", "mismatches", "nan_only", "examples")}
 
     def record(self, key, start, stop, part, limit):
-        """One chunk [start, stop) done with the counts of ``part`` (a FormResult); saved."""
-        e = self._entry(key)
-        if start in e["done"]:
+        """One chunk [start, stop) done with the counts of ``part`` (a FormResult), judged
+        under this run's source; saved."""
+        if self.is_done(key, start):
             return
-        e["done"].append(start)
+        e = self._entry(key)
+        e["done"].setdefault(self.source, []).append(start)
         e["vectors"] += stop - start
         e["mismatches"] += part.mismatches
         e["nan_only"] += part.nan_only
@@ -86,3 +125,13 @@ class SweepState:
         write_atomic(self.path, json.dumps({"version": VERSION, "identity": self.identity,
                                             "sweeps": self.sweeps}, indent=0) + "\n",
                      "--resume")
+
+
+def judged_under(sources):
+    """'' for a sweep judged under one ptxfp source (or none recorded); else the words naming
+    every source and its chunks, for the report and the summary line."""
+    if len(sources or {}) < 2:
+        return ""
+    return ("chunks judged under ptxfp sources "
+            + ", ".join(f"{src} ({n})" for src, n in sorted(sources.items()))
+            + ": counts from an older source were judged by that model")

@@ -44,6 +44,7 @@ class FormResult:
     cut: str = None                 #: what was left out when not complete
     resumed: int = 0                #: exhaustive: vectors counted from earlier calls (--resume)
     chunks: int = 0                 #: exhaustive: chunks run by this call
+    sources: dict = field(default_factory=dict)    #: --resume: ptxfp source -> chunks it judged
     seconds: float = 0.0
 
     @property
@@ -269,6 +270,10 @@ def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, d
                 progress(result, c, stop)
     except Exception as exc:
         result.error = could_not_run(exc)
+    if state is not None:
+        for key in dict.fromkeys(sweep_key(ins, c) for c, _, _ in ranges):
+            for src, n in state.sources(key).items():
+                result.sources[src] = result.sources.get(src, 0) + n
     remaining = len(todo) - ran
     if remaining:
         result.complete = False
