@@ -86,7 +86,7 @@ def test_eval_cvt(capsys):
     (["eval", "add.f16", "-1", "1"], "negative"),
     (["eval", "fma.rn.f16", "1", "2"], "takes 3 operands"),
     (["eval", "fma.f16", "1", "2", "3"], "rounding modifier required"),
-    (["eval", "div.rn.f16", "1", "2"], "unknown instruction"),
+    (["eval", "frob.rn.f16", "1", "2"], "unknown instruction"),
     (["eval", "add.f16", "1.0f16,2.0f16", "1"], "pair"),
     (["bogus"], "invalid choice"),
     (["eval"], "required"),
@@ -103,9 +103,9 @@ def test_debug_shows_the_traceback(capsys, monkeypatch):
     of ptxfp's own is not mistaken for a bad input)."""
     monkeypatch.setenv("PTXFP_DEBUG", "1")
     with pytest.raises(ValueError, match="unknown instruction"):
-        main(["eval", "div.rn.f16", "1", "2"])
+        main(["eval", "frob.rn.f16", "1", "2"])
     monkeypatch.setenv("PTXFP_DEBUG", "0")
-    rc, out, err = cli(capsys, "eval", "div.rn.f16", "1", "2")
+    rc, out, err = cli(capsys, "eval", "frob.rn.f16", "1", "2")
     assert rc == 2 and one_line_error(err), err
 
 # --- check ------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ def test_run_axpy_with_memory_file(capsys):
     ("add.f16 d, a, b;", ["--set", "a=1.0f16"], "register 'b' is read before it is set"),
     ("add.f16 d, a, a;", ["--set", "q=1"], "no register or parameter 'q'"),
     ("add.f16 d, a, a;", ["--set", "a=1.0f32"], "32-bit .f32 literal"),
-    ("add.f64 d, a, a;", [], "'add.f64' is not modeled"),
+    ("ex2.approx.f32 d, a;", [], "'ex2.approx.f32' is not modeled"),
     ("add.f16 d, a, ;", [], "syntax error"),
     ("add.f16 d, a, a;", ["--set", "a=1", "--threads", "0"], "--threads"),
 ])

@@ -31,6 +31,10 @@ ALL = F.all_spellings()                     # the arithmetic table, then the cvt
 CVT = [s for s in ALL if s.startswith("cvt.")]
 PTXAS = shutil.which("ptxas")
 
+#: policy fields of the forms the GPU harness does not run yet (families with harness=False:
+#: the .f64 arithmetic of the interpreter's instruction set); the harness probes every other
+NOT_IN_HARNESS = frozenset({"canonical_nan_f64"})
+
 
 def _all_kernels():
     ks = [K.kernel_for(s) for s in ALL]
@@ -534,7 +538,9 @@ def test_every_probe_is_well_formed():
                     "oob-other-nans", "widen-nan", "rs-x4-bits",
                     "negabs-nan", "cvt-ftz-input", "bf16-fma-directed"}
     decided = {f for p in ps for f in p.fields}
-    assert decided == fields, fields - decided       # every Policy field has probes
+    # every Policy field has probes, but those of families the GPU harness does not run yet
+    # (Family.harness is False: the .f64 forms of the interpreter's instruction set)
+    assert decided == fields - NOT_IN_HARNESS, fields - decided
 
 
 def test_the_settings_of_each_probe_predict_different_bits():
@@ -701,6 +707,8 @@ def test_policy_answers_confirm_contradict_or_split():
 
 def test_nan_probes_name_the_field_of_their_result_format():
     want = dict(policy.NAN_FIELDS)          # f16/bf16/f32 and the small-float formats
+    for fmt in [f for f, fld in want.items() if fld in NOT_IN_HARNESS]:
+        del want[fmt]                       # .f64: its forms are not in the harness yet
     seen = set()
     for p in P.probes():
         if not p.name.startswith("nan/"):

@@ -810,13 +810,11 @@ def _forms():
     from . import isa
     from .spelling import parse
     rows = []
+    # every family's forms, the matrix ones (mma.sync, wgmma.mma_async, tcgen05.mma in
+    # ptxfp's notation) included
     for s in isa.all_spellings(every=True):
         ins = parse(s)
         rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, _key(ins)))
-    # the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma in ptxfp's notation)
-    for s in isa.canonical_spellings("mma"):
-        ins = parse(s)
-        rows.append((s, ins.min_ptx_str, ins.min_target, ins.row.section, s))
     return rows
 
 
