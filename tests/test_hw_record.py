@@ -19,7 +19,7 @@ import pytest
 
 import ptxfp
 from ptxfp.hw import approx as A, command, record as R
-from ptxfp.hw.runner import ModelRunner
+from ptxfp.hw.runner import InterpRunner, ModelRunner
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PTXAS = shutil.which("ptxas")
@@ -378,3 +378,52 @@ def test_every_recording_in_the_test_data_replays_clean(folder):
     bad = [(r.spelling, r.mismatches, r.examples[:1]) for r in R.replay(folder)
            if r.mismatches]
     assert not bad, bad[:5]
+
+
+# ---- the matrix forms (gpu_mma.npz) ---------------------------------------------------------
+
+MMA_FEW = {"mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32",
+           "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16"}
+
+
+class FlipMma(ModelRunner):
+    """ptxfp.mma plays the matrix kernels, with bit 0 of D's element 3 of instance 5 flipped."""
+
+    def run_mma(self, kernel, arrays):
+        d = np.array(super().run_mma(kernel, arrays))
+        d.reshape(d.shape[0], -1)[5, 3] ^= d.dtype.type(1)
+        return d
+
+
+def test_mma_forms_are_recorded_in_gpu_mma_and_replayed_against_ptxfp_mma(tmp_path):
+    meta = R.record(ModelRunner(90), tmp_path / "ok", ["add.rn.f16"], with_approx=False,
+                    with_mma=MMA_FEW, say=lambda *a: None)
+    assert "gpu_mma.npz" in meta["files"] and not meta["not_run"]
+    recorded, metas = R.load(tmp_path / "ok")
+    assert metas["gpu_mma.npz"]["family"] == "mma"
+    for s in MMA_FEW:
+        cols = recorded[s]
+        assert {"a", "b", "c", "d"} <= set(cols) and cols["d"].shape[0] == R.MMA_INSTANCES
+    got = {r.spelling: r for r in R.replay(tmp_path / "ok")}
+    assert all(got[s].vectors == R.MMA_INSTANCES and got[s].mismatches == 0 and not got[s].note
+               for s in MMA_FEW)
+    # a changed bit in D is found, in that form and instance
+    R.record(FlipMma(90), tmp_path / "bad", [], with_approx=False, with_mma=MMA_FEW,
+             say=lambda *a: None)
+    got = {r.spelling: r for r in R.replay(tmp_path / "bad")}
+    for s in MMA_FEW:
+        assert got[s].mismatches == 1 and got[s].examples[0]["instance"] == "5"
+
+
+def test_mma_forms_follow_the_sm_and_are_left_out_where_the_backend_cannot_run_them(tmp_path):
+    p = R.plan(80, [], with_approx=False, with_mma=True)
+    ran = {it.spelling for it in p.items}
+    assert not any(s.startswith("wgmma") for s in ran)
+    assert any(s.startswith("wgmma") for s in p.skipped)
+    assert all(R.mma_runs_on(it.kernel.target, 80) for it in p.items)
+    notes = []
+    meta = R.record(InterpRunner(90), tmp_path, [], with_approx=False, with_mma=MMA_FEW,
+                    say=notes.append)
+    assert "gpu_mma.npz" not in meta["files"]
+    assert all("cannot run matrix kernels" in meta["skipped"][s] for s in MMA_FEW)
+    assert any("matrix forms are left out" in n for n in notes)

@@ -160,6 +160,8 @@ def _parser(prog):
                         "fit --max-mb; the 16-bit ones get all 2^16)")
     g.add_argument("--no-approx", action="store_true",
                    help="--record: leave the .approx forms out")
+    g.add_argument("--no-mma", action="store_true",
+                   help="--record: leave the matrix forms (gpu_mma.npz) out")
     g.add_argument("--max-mb", type=float, default=record_mod.MAX_BYTES / 1e6, metavar="MB",
                    help=f"--record: refuse a run whose files could exceed MB megabytes "
                         f"(default {record_mod.MAX_BYTES / 1e6:.0f})")
@@ -760,6 +762,8 @@ def _record(args, argv, forms, name):
             # the .approx forms are not in the tables --forms selects from: all or none
             with_approx=not args.no_approx and args.forms.strip().lower() in ("all", "*"),
             max_bytes=int(args.max_mb * 1e6),
+            # the matrix forms, like the .approx ones: with --forms all only
+            with_mma=not args.no_mma and args.forms.strip().lower() in ("all", "*"),
             say=(lambda *a: None) if args.quiet else print)
     finally:
         runner.close()

@@ -12,7 +12,12 @@ forms.  No model runs.
 Files (the layout of ../shared/gpu/h100-2026-11-27), one compressed ``.npz`` per family:
 ``gpu_addsubmul.npz`` (add, sub, mul), ``gpu_fma.npz`` (fma, mad), ``gpu_cvt.npz``,
 ``gpu_minmax.npz`` (min, max, neg, abs), ``gpu_<family>.npz`` for a family added later, and
-``gpu_approx.npz``.  Keys ``'<spelling>/<operand>'`` (``a``, ``b``, ``c``, ``e``, ``f``,
+``gpu_approx.npz``, and ``gpu_mma.npz``: the matrix forms of ``hw/mma.py``
+(``HARNESS_FORMS``, ``MMA_INSTANCES`` instances each) whose kernel target the GPU takes
+(a kernel built for ``sm_90``: sm 90 and up; for ``sm_90a``, wgmma: sm 90 exactly), keys
+``'<spelling>/a'``, ``'/b'``, ``'/c'``, ``'/d'`` (element bits, one instance per leading
+index) and ``'/family'`` (``mma.FAMILIES``).  A dry run plays them with ``ptxfp.mma`` (the
+model backend) or leaves them out with a note (the interpreter).  Keys ``'<spelling>/<operand>'`` (``a``, ``b``, ``c``, ``e``, ``f``,
 ``rbits``: the bits each operand held, in the width the kernel loads) and ``'<spelling>/d'``
 (the result bits); ``'meta'`` is a JSON string: the GPU, sm, driver, CUDA, backend, ptxfp's
 version and source hash, the date, the counts, the command.
@@ -61,7 +66,11 @@ GRID_SEED = 2026
 #: the seed of the random vectors (the H100 recording's)
 RANDOM_SEED = 7
 
-FAMILY_FILES = ("addsubmul", "fma", "cvt", "minmax", "approx")
+FAMILY_FILES = ("addsubmul", "fma", "cvt", "minmax", "approx", "mma")
+#: instances of each matrix form (hw/mma.py's vectors, seed MMA_SEED): six of each of its seven
+#: families, few enough that sm_90 keeps the first rung of LADDER under the default bound
+MMA_INSTANCES = 42
+MMA_SEED = 0
 
 
 class RecordError(PtxfpError):
@@ -96,6 +105,26 @@ class Item:
 
 
 @dataclass
+class MmaItem(Item):
+    """One matrix form (hw/mma.py): ``operands`` a, b, c (instances x element bits) and
+    family; ``count`` is the instances."""
+
+    @property
+    def count(self):
+        return int(self.operands["family"].size)
+
+    def result_bytes(self):
+        return int(np.prod(self.kernel.shapes["d"])) * self.count * self.kernel.widths["d"] // 8
+
+
+def mma_runs_on(target, sm):
+    """Whether a GPU of compute capability ``sm`` runs a kernel built for ``target``
+    (``sm_90a``: sm 90 only; ``sm_80``: 80 and up)."""
+    num = int(target[3:].rstrip("a"))
+    return sm == num if target.endswith("a") else sm >= num
+
+
+@dataclass
 class Plan:
     sm: int
     items: list = field(default_factory=list)
@@ -124,10 +153,11 @@ def _native_inputs(ins, grid_cap, targeted, random, rng):
 
 
 def plan(sm, forms, grid_cap=GRID_CAP, targeted=TARGETED, random=RANDOM,
-         f32_sample=approx.F32_SAMPLE, with_approx=True):
+         f32_sample=approx.F32_SAMPLE, with_approx=True, with_mma=False):
     """What a recording on a GPU of compute capability ``sm`` runs: the native forms among
     ``forms`` (canonical spellings), then the .approx forms ptxas accepts for ``sm_<sm>``
-    (``with_approx``: True for all of them, or a collection of the ones wanted)."""
+    (``with_approx``: True for all of them, or a collection of the ones wanted), then the
+    matrix forms of ``hw/mma.py`` whose kernel the GPU runs (``with_mma``: the same)."""
     p = Plan(sm)
     rng = np.random.default_rng(GRID_SEED)
     for s in forms:
@@ -150,6 +180,17 @@ def plan(sm, forms, grid_cap=GRID_CAP, targeted=TARGETED, random=RANDOM,
             k = approx.approx_kernel(s, f"sm_{sm}")
             p.items.append(Item(s, "approx", k, {"a": approx.approx_inputs(s, f32_sample)},
                                 modelled=False))
+    if with_mma:
+        import ptxfp.hw.mma as mma
+        for s in mma.HARNESS_FORMS:
+            if with_mma is not True and s not in with_mma:
+                continue
+            k = mma.kernel_for(s)
+            if not mma_runs_on(k.target, sm):
+                p.skipped[k.spelling] = f"its kernel is built for {k.target}: not on sm_{sm}"
+                continue
+            v = mma.vectors(k.spelling, MMA_INSTANCES, MMA_SEED)
+            p.items.append(MmaItem(k.spelling, "mma", k, v))
     return p
 
 
@@ -214,7 +255,7 @@ def _provenance():
 
 
 def sized_plan(sm, forms, grid_cap=None, targeted=None, random=RANDOM, f32_sample=None,
-               with_approx=True, max_bytes=MAX_BYTES):
+               with_approx=True, max_bytes=MAX_BYTES, with_mma=False):
     """(plan, bound): with every size given, that plan; else the first rung of ``LADDER``
     (for the sizes not given) whose bound fits ``max_bytes``.  RecordError (one line) when
     none fits."""
@@ -223,7 +264,7 @@ def sized_plan(sm, forms, grid_cap=None, targeted=None, random=RANDOM, f32_sampl
     if None not in given:
         rungs = rungs[:1]
     for g, t, f in dict.fromkeys(rungs):
-        p = plan(sm, forms, g, t, random, f, with_approx)
+        p = plan(sm, forms, g, t, random, f, with_approx, with_mma)
         p.sizes = (g, t, f)
         bound = estimate(p)
         if max_bytes is None or bound <= max_bytes:
@@ -236,18 +277,20 @@ def sized_plan(sm, forms, grid_cap=None, targeted=None, random=RANDOM, f32_sampl
 
 def record(runner, directory, forms, command="", grid_cap=None, targeted=None,
            random=RANDOM, f32_sample=None, with_approx=True, max_bytes=MAX_BYTES,
-           say=print):
+           say=print, with_mma=False):
     """Record ``runner``'s answers for ``forms`` into ``directory``; the meta dict (what the
     files hold).  Sizes left None take the first rung of ``LADDER`` that keeps the files under
     ``max_bytes``.  Raises RecordError (one line) before running anything when the directory
     cannot take the files or their bound exceeds ``max_bytes``.  A form the GPU refuses is
-    left out and named in the meta (``not_run``); the run goes on."""
+    left out and named in the meta (``not_run``); the run goes on.  ``with_mma``: the matrix
+    forms too (True, or a collection of spellings), through ``runner.run_mma(kernel, arrays)``
+    (a runner without it: left out, named in ``skipped``)."""
     t0 = time.time()
     check_directory(directory)
     dev = runner.device()
     sm = dev["sm"]
     p, bound = sized_plan(sm, forms, grid_cap, targeted, random, f32_sample, with_approx,
-                          max_bytes)
+                          max_bytes, with_mma)
     grid_cap, targeted, f32_sample = p.sizes
     # a dry run cannot play what ptxfp does not model
     plays_unmodelled = getattr(runner, "plays_unmodelled", runner.hardware)
@@ -259,15 +302,36 @@ def record(runner, directory, forms, command="", grid_cap=None, targeted=None,
             "part": f"special grid (at most {grid_cap} vectors a form, sampled), {targeted} "
                     f"targeted and {random} random vectors a native form; .approx: every 16-bit "
                     f"input, {f32_sample} .f32 inputs",
+            "mma_instances": MMA_INSTANCES if with_mma else 0,
             "not_run": {}, "counts": {}}
     out = {}
     left_out = [it.spelling for it in p.items if not it.modelled and not plays_unmodelled]
     if left_out:
         say(f"the {len(left_out)} .approx forms are left out: ptxfp does not model them, so "
             "a dry run cannot play them")
+    run_mma = getattr(runner, "run_mma", None)
+    mma_out = [it.spelling for it in p.items if isinstance(it, MmaItem) and run_mma is None]
+    if mma_out:
+        say(f"the {len(mma_out)} matrix forms are left out: the {runner.name} backend cannot "
+            "run their kernels")
     for it in p.items:
         if it.spelling in left_out:
             p.skipped[it.spelling] = "not modelled by ptxfp: a dry run cannot play it"
+            continue
+        if it.spelling in mma_out:
+            p.skipped[it.spelling] = f"the {runner.name} backend cannot run matrix kernels"
+            continue
+        if isinstance(it, MmaItem):
+            import ptxfp.hw.mma as mma
+            try:
+                got_arrays = mma.record(it.spelling, run_mma, MMA_INSTANCES, MMA_SEED)
+            except Exception as exc:              # report and go on
+                from .verify import could_not_run
+                meta["not_run"][it.spelling] = could_not_run(exc)
+                say(f"  {it.spelling}: {could_not_run(exc)}"[:300])
+                continue
+            out.setdefault(it.family, {}).update(got_arrays)
+            meta["counts"][it.spelling] = it.count
             continue
         try:
             got = np.asarray(runner.run(it.kernel, it.operands)).reshape(-1)
@@ -345,7 +409,7 @@ def load(directory):
     for s, cols in forms.items():
         if "d" not in cols:
             raise RecordError(f"{d}: '{s}' has no result ('{s}/d')")
-        sizes = {a.size for a in cols.values()}
+        sizes = {a.shape[0] if a.ndim else a.size for a in cols.values()}
         if len(sizes) != 1:
             raise RecordError(f"{d}: the arrays of '{s}' differ in length")
     return forms, metas
@@ -365,7 +429,7 @@ def replay(directory, forms=None, examples=3):
     a ``Replayed`` per recorded form (``note`` says why a form was not compared: ptxfp does not
     model it, or ``forms`` left it out)."""
     from .forms import model
-    recorded, _ = load(directory)
+    recorded, metas = load(directory)
     wanted = None if forms is None else set(forms)
     out = []
     for s, cols in recorded.items():
@@ -373,6 +437,9 @@ def replay(directory, forms=None, examples=3):
         out.append(r)
         if ".approx" in s:
             r.note = "not modelled by ptxfp"
+            continue
+        if s.startswith(("mma.", "wgmma.")):
+            _replay_mma(r, cols, metas.get(file_name("mma"), {}), wanted, examples)
             continue
         try:
             ins = parse_form(s)
@@ -397,3 +464,35 @@ def replay(directory, forms=None, examples=3):
             ex["gpu"], ex["ptxfp"] = "0x%X" % int(want[i]), "0x%X" % int(got[i])
             r.examples.append(ex)
     return out
+
+
+def _replay_mma(r, cols, meta, wanted, examples):
+    """Compare one recorded matrix form with ``ptxfp.mma`` on the recording's target (wgmma:
+    its arch-specific one), element by element of D."""
+    from ..tensor.api import mma as model_mma
+    s = r.spelling
+    if wanted is not None and s not in wanted:
+        r.note = "not selected"
+        return
+    missing = [n for n in "abc" if n not in cols]
+    if missing:
+        r.note = f"operand(s) {', '.join(missing)} not recorded"
+        return
+    sm = int(meta.get("sm", 90))
+    target = f"sm_{sm}" + ("a" if s.startswith("wgmma.") else "")
+    try:
+        got = np.asarray(model_mma(s, cols["a"], cols["b"], cols["c"], target=target))
+    except ValueError as exc:
+        r.note = f"ptxfp.mma cannot compute it ({str(exc).splitlines()[0]})"
+        return
+    want = cols["d"]
+    r.vectors = int(want.shape[0])
+    diff = (got.reshape(want.shape[0], -1).astype(np.uint64)
+            != want.reshape(want.shape[0], -1).astype(np.uint64))
+    bad = np.flatnonzero(diff.any(axis=1))
+    r.mismatches = int(bad.size)
+    for i in bad[:examples]:
+        j = int(np.flatnonzero(diff[i])[0])
+        r.examples.append({"instance": str(int(i)), "element": str(j),
+                           "gpu": "0x%X" % int(want.reshape(want.shape[0], -1)[i, j]),
+                           "ptxfp": "0x%X" % int(got.reshape(want.shape[0], -1)[i, j])})

@@ -351,7 +351,11 @@ not model yet: all 2^16 inputs of every 16-bit `ex2/lg2/rcp/rsqrt/sqrt/sin/cos/t
 spelling the target accepts (`.f16`, `.bf16`, and both lanes of `.f16x2`/`.bf16x2`) and
 `--approx-f32` inputs of each `.f32` one; which spellings a target accepts is ptxas 13.0's
 decision, kept in `ptxfp/hw/approx_targets.py` by `tools/approx_probe.py` (the GPU machine needs
-no ptxas); `--no-approx` leaves them out.  The sizes default to the H100 recording's (4,096 grid
+no ptxas); `--no-approx` leaves them out.  `gpu_mma.npz` keeps 42 instances of each matrix
+form of `ptxfp/hw/mma.py` whose kernel the GPU runs (built for sm_90 or an older target: that sm and up; wgmma's,
+built for sm_90a: sm_90 only),
+keys `'<spelling>/a'`, `/b`, `/c`, `/d`; `--no-mma` leaves them out, `--backend model` plays
+them with `ptxfp.mma`, and `--replay` holds `ptxfp.mma` to them.  The sizes default to the H100 recording's (4,096 grid
 vectors, 2,048 targeted) and shrink until the files fit `--max-mb` (16 by default; an
 sm_100 GPU, with its mixed-precision and fp6/fp4 forms native, gets 2,048 and 2,048): the bound
 is computed before anything runs, and a run that cannot fit is refused.  Every file is written

@@ -215,6 +215,12 @@ class CupyRunner(Runner):
                     from None
         return cp.asnumpy(out)
 
+    def run_mma(self, kernel, arrays):
+        """D's bits of a matrix kernel (hw/mma.py) over ``arrays`` a, b, c."""
+        from .mma import cupy_launch
+        self.cupy.cuda.Device(self.index).use()
+        return cupy_launch(kernel, arrays)
+
     def close(self):
         self._const = (None, None)
         shutil.rmtree(self._dir, ignore_errors=True)
@@ -391,6 +397,14 @@ class ModelRunner(Runner):
 
     def device(self):
         return _no_hardware(self._sm, "none (dry run: ptxfp plays the GPU)", "model")
+
+    def run_mma(self, kernel, arrays):
+        """A matrix kernel (hw/mma.py) played by ``ptxfp.mma`` on ``kernel.target``'s
+        family at this runner's sm (wgmma: the arch-specific target)."""
+        from ..tensor.api import mma
+        target = f"sm_{self._sm}" + ("a" if kernel.target.endswith("a") else "")
+        return np.asarray(mma(kernel.spelling, arrays["a"], arrays["b"], arrays["c"],
+                              target=target))
 
     def launch(self, kernel, arrays, n):
         from .forms import model, parse_form
