@@ -13,6 +13,7 @@ import json
 import os
 
 import pytest
+from ptxas_records import load_records
 
 import ptxfp
 from ptxfp import isa
@@ -25,15 +26,7 @@ DATA = os.path.join(HERE, "data", "ptxas", "spellings_cvt-small.jsonl")
 TARGETS = os.path.join(HERE, "data", "ptxas", "targets.json")
 
 
-def _load():
-    if not os.path.exists(DATA):
-        return None
-    with open(DATA) as f:
-        lines = f.read().splitlines()
-    return json.loads(lines[0]), [json.loads(ln) for ln in lines[1:]]
-
-
-_SP = _load()
+_SP = load_records(DATA)
 needs_data = pytest.mark.skipif(_SP is None, reason=f"{DATA} missing")
 
 

@@ -21,6 +21,7 @@ import subprocess
 import tempfile
 
 import pytest
+from ptxas_records import load_records
 
 import ptxfp
 from ptxfp import isa
@@ -40,15 +41,7 @@ _spec.loader.exec_module(mma_probe)
 ARCH_ONLY = re.compile(r"cannot be compiled for architecture")
 
 
-def _load():
-    if not os.path.exists(DATA):
-        return None
-    with open(DATA) as f:
-        lines = f.read().splitlines()
-    return json.loads(lines[0]), [json.loads(ln) for ln in lines[1:]]
-
-
-_REC = _load()
+_REC = load_records(DATA)
 needs_data = pytest.mark.skipif(_REC is None, reason="tests/data/ptxas/mma.jsonl missing")
 
 
