@@ -422,7 +422,7 @@ def cvt_operands(ins, n, rng, dist):
                 x = hard_bits(base, n * k, rng)
             ops.append(x.view(np.uint32) if k == 2 else x)
         else:
-            import ptxfp.types as T
+            import ptxfp.core.types as T
             width = T.get(fmt).width
             ops.append(rng.integers(0, 1 << width, n, dtype=np.uint64).astype(
                 np.uint32 if width > 16 else np.uint16 if width > 8 else np.uint8))
@@ -470,7 +470,7 @@ def bench_cvt(args, res):
     rows = []
     for form in args.forms:
         ins = ptxfp.parse(form)
-        lanes = ptxfp.types.get(ins.dtype).lanes
+        lanes = ptxfp.core.types.get(ins.dtype).lanes
         for dist in DISTRIBUTIONS:
             rng = np.random.default_rng(3)
             ops = cvt_operands(ins, n, rng, dist)
@@ -551,7 +551,8 @@ def wait_quiet(limit=0.1, timeout=60.0):
 
 def bench_scaling(args, res):
     """All cores against one thread, same wall clock, per size."""
-    from ptxfp import _jit, kernels
+    from ptxfp.core import _jit
+    from ptxfp.ops import kernels
     rows = []
     for form in args.scaling_forms:
         for size in args.sizes:

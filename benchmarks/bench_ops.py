@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ptxfp.dispatch import CORE
-from ptxfp.spelling import parse
+from ptxfp.isa.spelling import parse
 
 N = 1 << 20
 

@@ -15,8 +15,10 @@ import time
 import numpy as np
 from numba import njit
 
-from ptxfp import _jit, kernels, parse
-from ptxfp.execute import _form
+from ptxfp import parse
+from ptxfp.core import _jit
+from ptxfp.ops import kernels
+from ptxfp.ops.arith import _form
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402

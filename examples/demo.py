@@ -10,7 +10,7 @@ import pathlib
 import numpy as np
 
 import ptxfp
-from ptxfp.cvt import parse_cvt
+from ptxfp.ops.cvt import parse_cvt
 
 HERE = pathlib.Path(__file__).resolve().parent
 

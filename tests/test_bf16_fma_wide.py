@@ -22,8 +22,10 @@ from numba import njit
 import oracle
 import ptxfp
 import vectors
-from ptxfp import _jit, kernels, policy
-from ptxfp.execute import _form
+from ptxfp import policy
+from ptxfp.core import _jit
+from ptxfp.ops import kernels
+from ptxfp.ops.arith import _form
 
 fast_available = kernels.X86 and kernels.HAVE_F16C
 needs_fast = pytest.mark.skipif(not fast_available, reason="the fast lane needs x86 with F16C")

@@ -26,8 +26,8 @@ def _oracle(spelling, *ops):
 
 
 def test_every_small_form_is_covered():
-    from ptxfp.smallfloat import handles
-    from ptxfp.spelling import parse
+    from ptxfp.ops.smallfloat import handles
+    from ptxfp.isa.spelling import parse
     from ptxfp import isa
     assert len(SMALL) == sum(bool(handles(parse(s))) for s in isa.all_spellings()) == 51
 

@@ -20,7 +20,7 @@ from gmpy2 import mpfr
 
 import ptxfp
 from ptxfp import OperandError, SpellingError, policy
-from ptxfp.cvt import canonical_spellings, convert, parse_cvt
+from ptxfp.ops.cvt import canonical_spellings, convert, parse_cvt
 
 # --- the oracle -------------------------------------------------------------------------------
 
@@ -427,7 +427,7 @@ def test_broadcast_and_scalars():
 
 
 def test_parallel_path_matches_serial(monkeypatch):
-    from ptxfp import _jit
+    from ptxfp.core import _jit
     a = np.random.default_rng(9).integers(0, 1 << 32, size=5000, dtype=np.uint32)
     want = convert("cvt.rn.bf16.f32", a)
     monkeypatch.setattr(_jit, "PARALLEL_MIN", 100)

@@ -19,8 +19,8 @@ def test_api_reference():
     assert result.failed == 0
 
 
-@pytest.mark.parametrize("name", ["ptxfp", "ptxfp.execute", "ptxfp.cvt", "ptxfp.formats",
-                                  "ptxfp.spelling", "ptxfp.encode"])
+@pytest.mark.parametrize("name", ["ptxfp", "ptxfp.ops.arith", "ptxfp.ops.cvt", "ptxfp.core.formats",
+                                  "ptxfp.isa.spelling", "ptxfp.encode"])
 def test_docstring_examples(name):
     # (ptxfp.execute is also the function's name in the package: import the module by name)
     module = importlib.import_module(name)

@@ -38,7 +38,7 @@ import pytest
 from numba import njit
 
 from ptxfp.isa import canonical_spellings
-from ptxfp.spelling import parse
+from ptxfp.isa.spelling import parse
 
 import vectors
 
@@ -139,8 +139,9 @@ _diff_buffers = {}   # per worker process: rows -> (a, b, fast out, reference ou
 def _diff_chunk(job):
     """Rows a0 <= a < a1 against every b, both lanes: (pairs, mismatches, examples)."""
     spelling, flipped, a0, a1 = job
-    from ptxfp import kernels, policy
-    from ptxfp.execute import kernel_spec as _spec
+    from ptxfp import policy
+    from ptxfp.ops import kernels
+    from ptxfp.ops.arith import kernel_spec as _spec
 
     ks = _diff_kernels.get((spelling, flipped))
     if ks is None:
@@ -205,7 +206,7 @@ def diff_summary(spelling, flipped, t):
 @pytest.mark.parametrize("spelling,flipped", diff_forms(),
                          ids=lambda v: {True: "flipped", False: "default"}.get(v, v))
 def test_exhaustive_fast_vs_reference(spelling, flipped):
-    from ptxfp import kernels
+    from ptxfp.ops import kernels
     if not (kernels.X86 and kernels.HAVE_F16C):
         pytest.skip("the fast lane needs x86 with F16C")
     t = diff_sweep(spelling, flipped)
@@ -530,8 +531,9 @@ def _random_chunk(job):
     (form, triples, mismatches, examples, seconds)."""
     spelling, flipped, k, m = job
     t0 = time.perf_counter()
-    from ptxfp import kernels, policy
-    from ptxfp.execute import kernel_spec as _spec
+    from ptxfp import policy
+    from ptxfp.ops import kernels
+    from ptxfp.ops.arith import kernel_spec as _spec
 
     ks = _random_kernels.get((spelling, flipped))
     if ks is None:
@@ -600,7 +602,7 @@ def random_summary(spelling, flipped, t):
 @pytest.mark.parametrize("spelling,flipped", random_forms(),
                          ids=lambda v: {True: "flipped", False: "default"}.get(v, v))
 def test_random_fast_vs_reference(spelling, flipped):
-    from ptxfp import kernels
+    from ptxfp.ops import kernels
     if not (kernels.X86 and kernels.HAVE_F16C):
         pytest.skip("the fast lane needs x86 with F16C")
     t = random_sweep([(spelling, flipped)])[spelling, flipped]

@@ -17,8 +17,10 @@ import pytest
 import ptxfp
 import vectors
 from numba import njit
-from ptxfp import _jit, kernels, policy, rounding
-from ptxfp.execute import _form, kernel_spec as _spec
+from ptxfp import policy
+from ptxfp.core import _jit, rounding
+from ptxfp.ops import kernels
+from ptxfp.ops.arith import _form, kernel_spec as _spec
 from ptxfp.isa import canonical_spellings
 
 #: the half and mixed forms (the .f32/.f32x2 forms have no binary32 fast lane: f32.py computes

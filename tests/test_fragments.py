@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from ptxfp import isa
-from ptxfp.spelling import mma_form
+from ptxfp.isa.spelling import mma_form
 from ptxfp.tensor.fragments import FragmentError, fragment, gather, scatter
 
 LANES = range(32)

@@ -19,8 +19,10 @@ import numpy as np
 import pytest
 
 import ptxfp
-from ptxfp import isa, policy, types
-from ptxfp.hw import command, forms as F, kernels as K, probes as P, report, vectors as V
+from ptxfp import isa, policy
+from ptxfp.core import types
+from ptxfp.hw import command, forms as F, kernels as K, probes as P, report
+from ptxfp.vectors import harness as V
 from ptxfp.hw.runner import HardwareUnavailable, InterpRunner, ModelRunner, get_runner
 from ptxfp.hw.verify import FormResult, compare, verify_form
 from ptxfp.hw.defects import toolchain_defect
@@ -376,7 +378,7 @@ def test_vectors_have_the_operand_widths_of_every_form():
             sizes = {o.size for o in ops}
             assert len(sizes) == 1, (s, name)
             for o, f in zip(ops, ins.operand_formats):
-                assert o.dtype == np.dtype(ptxfp.types.get(f).dtype_name), (s, f)
+                assert o.dtype == np.dtype(ptxfp.core.types.get(f).dtype_name), (s, f)
         r1 = V.random_vectors(s, 100, seed=5)
         r2 = V.random_vectors(s, 100, seed=5)
         assert all(np.array_equal(x, y) for x, y in zip(r1, r2))
@@ -859,7 +861,7 @@ def test_small_float_cvt_kernels_are_accepted_by_ptxas(tmp_path):
     """The harness' kernel of every small-float and .rs cvt form, for an sm_90 GPU (fp8
     native; the others written for their first target and labelled not runnable) and an sm_100
     one (all native, .target sm_100a where the row lists its targets): ptxas 13.0 takes each."""
-    from ptxfp.smallfloat import handles
+    from ptxfp.ops.smallfloat import handles
     small = [s for s in CVT if handles(F.parse_form(s))]
     assert len(small) == 51
     for s in small:

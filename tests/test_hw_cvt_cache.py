@@ -3,7 +3,7 @@
 import numpy as np
 
 import ptxfp
-from ptxfp import cvt
+from ptxfp.ops import cvt
 
 
 def test_each_cvt_kernel_signature_has_a_cache_name_of_its_own():

@@ -335,7 +335,7 @@ STATE = next((p / "sweeps-state.json" for p in (ROOT / "tests" / "data" / "gpu" 
 
 @pytest.mark.skipif(STATE is None, reason="the H100's sweep state is not here")
 def test_the_h100_report_lists_the_sweeps_of_the_state_file():
-    from ptxfp.hw import vectors as V
+    from ptxfp.vectors import harness as V
     text = (ROOT / "docs" / "conformance.md").read_text()
     state = json.loads(STATE.read_text())["sweeps"]
     done = {}

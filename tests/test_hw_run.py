@@ -20,7 +20,8 @@ import pytest
 
 import ptxfp
 from ptxfp.errors import OutputError
-from ptxfp.hw import command, probes as P, report, resume, vectors as V
+from ptxfp.hw import command, probes as P, report, resume
+from ptxfp.vectors import harness as V
 from ptxfp.hw.runner import Constant, HardwareUnavailable, ModelRunner
 from ptxfp.hw.verify import mismatch_indices, sweep_form
 

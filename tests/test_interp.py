@@ -603,7 +603,7 @@ def test_every_form_runs_as_its_entry_point(pol):
     point's operand checks: the same bits as ptxfp.dispatch.compute, under the policy in
     force, for every modelled spelling (random operands, specials included); under another
     policy for one spelling in nine (each is a kernel to compile on a fresh cache)."""
-    from ptxfp import types as ptypes
+    from ptxfp.core import types as ptypes
     from ptxfp.dispatch import compute
     rng = np.random.default_rng(10)
     specials = {16: [0, 0x8000, 0x7C00, 0x7E00, 0x7FFF, 0x0001, 0x3C00, 0x7F80, 0xFF80],

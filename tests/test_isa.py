@@ -7,7 +7,8 @@ from collections import defaultdict
 
 import pytest
 
-from ptxfp import isa, types
+from ptxfp import isa
+from ptxfp.core import types
 from ptxfp.isa.rows import CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS
 
 #: the scalar rows (the matrix rows, family 'mma', have their own checks: tests/test_isa_mma.py)

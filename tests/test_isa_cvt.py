@@ -16,7 +16,7 @@ import pytest
 
 import ptxfp
 from ptxfp.isa import cvt as isa_cvt
-from ptxfp.cvt import parse_cvt
+from ptxfp.ops.cvt import parse_cvt
 from ptxfp.errors import SpellingError
 from ptxfp.ptx.check import KNOWN_VERSIONS, TARGET_MIN_VERSION, spelling_verdict, target_sm
 

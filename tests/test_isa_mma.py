@@ -27,7 +27,7 @@ import ptxfp
 from ptxfp import isa
 from ptxfp.errors import SpellingError
 from ptxfp.isa import mma_form as mf
-from ptxfp.spelling import mma_form, parse
+from ptxfp.isa.spelling import mma_form, parse
 
 HERE = os.path.dirname(__file__)
 DATA = os.path.join(HERE, "data", "ptxas", "mma.jsonl")

@@ -267,8 +267,8 @@ def test_run_sends_the_forms_to_the_model():
 def test_f32_kernel_equals_the_float64_lane(spelling):
     """f32.py's kernels against kernels.py's float64 lane built for the same Spec (a second
     implementation of the same rounding, on 40k random and targeted operands)."""
-    from ptxfp import kernels
-    from ptxfp.execute import _form
+    from ptxfp.ops import kernels
+    from ptxfp.ops.arith import _form
     form = _form(spelling)
     spec, _ = form.kernel()
     rng = np.random.default_rng(RNG_SEED)

@@ -360,10 +360,10 @@ def test_errors_are_one_line(call, msg):
 
 
 def test_spellings():
-    """Spellings are read by ptxfp.spelling.mma_form (the tensorisa branch); enabled at merge."""
-    from ptxfp import spelling
+    """Spellings are read by ptxfp.isa.spelling.mma_form (the tensorisa branch); enabled at merge."""
+    from ptxfp.isa import spelling
     if not hasattr(spelling, "mma_form"):
-        pytest.skip("ptxfp.spelling.mma_form comes with the tensorisa branch (issue 24)")
+        pytest.skip("ptxfp.isa.spelling.mma_form comes with the tensorisa branch (issue 24)")
     rng = np.random.default_rng(10)
     A = rng.standard_normal((64, 16)).astype(ml_dtypes.bfloat16)
     B = rng.standard_normal((16, 8)).astype(ml_dtypes.bfloat16)

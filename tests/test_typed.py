@@ -165,7 +165,7 @@ def test_mixed_form_checks_each_operand_format():
 
 def test_torch_tensors():
     torch = pytest.importorskip("torch")
-    from ptxfp.execute import read_operand
+    from ptxfp.ops.arith import read_operand
     t = torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16)
     bits, typed = read_operand(t, "bf16", "a")
     assert typed and bits.__array_interface__["data"][0] == t.data_ptr()    # no copy

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ptxfp
-from ptxfp.execute import _form
+from ptxfp.ops.arith import _form
 
 F = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32}
 U = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32}

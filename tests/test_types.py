@@ -1,4 +1,4 @@
-"""The type table (ptxfp.types) against an independent source: ml_dtypes' own formats
+"""The type table (ptxfp.core.types) against an independent source: ml_dtypes' own formats
 (ml_dtypes.finfo and its casts), NumPy's float16/float32/float64, and the PTX manual's widths."""
 
 import math
@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ptxfp import types as T
+from ptxfp.core import types as T
 
 WITH_DTYPE = [f for f in T.FORMATS.values() if f.dtype_name]
 
@@ -95,7 +95,7 @@ def test_types_widths_and_lanes():
 
 
 def test_float_dtypes_agree():
-    from ptxfp import formats
+    from ptxfp.core import formats
     for f in (T.F16, T.BF16, T.F32):
         assert formats.float_dtype(f.name) == _dtype(f)
 
@@ -108,7 +108,7 @@ def test_bits_in_the_tables_dtype_are_read_without_a_copy(name):
     # An operand array already in its type's dtype (the table's, not one worked out from the
     # width) is the kernels' input as it is: a widening copy (e2m1x2 bits went to uint64) cost
     # more than the conversion itself.
-    from ptxfp.operands import read_operand
+    from ptxfp.core.operands import read_operand
     a = np.arange(7).astype(T.TYPES[name].dtype_name)
     got, typed = read_operand(a, name, "x")
     assert got is a and not typed

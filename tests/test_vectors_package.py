@@ -37,7 +37,7 @@ def test_every_form_gets_n_vectors_of_its_operand_widths_deterministically():
             ops = PV.targeted(s, n, seed=7)
             assert len(ops) == len(ins.operand_names), s
             for o, f in zip(ops, ins.operand_formats):
-                assert o.size == n and o.dtype == ptxfp.types.get(f).dtype_name, (s, n, f)
+                assert o.size == n and o.dtype == ptxfp.core.types.get(f).dtype_name, (s, n, f)
         again = PV.targeted(ptxfp.parse(s) if not s.startswith("cvt.") else s, 3000, seed=7)
         assert all(np.array_equal(x, y) for x, y in zip(PV.targeted(s, 3000, 7), again)), s
     a = PV.targeted("cvt.rn.f16.f32", 3000, seed=1)[0]

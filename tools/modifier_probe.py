@@ -102,7 +102,7 @@ def candidates(ptxas):
         realworld |= tokens(p.read_text())
     tables = set()
     src = ROOT / "src" / "ptxfp"
-    for p in sorted((src / "isa").glob("*.py")) + [src / "types.py"]:
+    for p in sorted((src / "isa").glob("*.py")) + [src / "core" / "types.py"]:
         tables |= tokens(p.read_text())
     return {"strings": strings, "realworld": realworld, "tables": tables}
 

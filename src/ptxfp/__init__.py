@@ -12,13 +12,13 @@ from __future__ import annotations
 from . import isa, policy
 from .errors import (FormatError, OperandError, OutputError, PtxfpError, ResourceError,
                      SpellingError)
-from .execute import execute
-from .cvt import convert
+from .ops.arith import execute
+from .ops.cvt import convert
 from .dispatch import compute
 from .ptx.interp import run
 from .encode import from_bits, to_bits
 from .policy import Policy
-from .spelling import Instruction, parse
+from .isa.spelling import Instruction, parse
 from .ptx.check import Diagnostic, Report, check
 from .conformance import sweep
 from .tensor import matmul, mma

@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from .errors import PtxfpError, ResourceError
-from .formats import FORMATS
+from .core.formats import FORMATS
 from .limits import check_bytes
 
 PROG = "ptxfp"
@@ -180,7 +180,7 @@ def decode(bits, typ):
         return f"[31:0] {_fmt_float(lo)}  [63:32] {_fmt_float(hi)}"
     if typ == "f64":
         return _fmt_float(np.array([bits], np.uint64).view(np.float64)[0])
-    from . import types
+    from .core import types
     t = types.TYPES.get(typ)
     if t is not None and t.fmt is not None and t.fmt.code < 0:     # fp8/fp6/fp4/ue8m0 lanes
         c = t.container
@@ -237,7 +237,7 @@ def _hex(bits, width):
 # --- eval -------------------------------------------------------------------------------------
 
 def _parse_form(spelling):
-    from .spelling import parse
+    from .isa.spelling import parse
     return parse(spelling)
 
 
@@ -265,7 +265,7 @@ def _nearest_spelling(text):
 def cmd_eval(args, out):
     from .dispatch import compute
     from .errors import SpellingError
-    from .types import width
+    from .core.types import width
     try:
         form = _parse_form(args.spelling)
     except SpellingError as e:
@@ -363,7 +363,7 @@ def _matrix_summary(x):
 def _eval_matrix(ins, args, out):
     """``ptxfp eval`` of a matrix spelling: A, B, C (and the scale factors) from --seed or
     @FILE.npy operands, D through ``ptxfp.mma``."""
-    from . import spelling
+    from .isa import spelling
     f = spelling.mma_form(str(ins) if ins.descriptor else args.spelling)
     import ptxfp
     mma = getattr(ptxfp, "mma", None)
@@ -808,7 +808,7 @@ def cmd_run(args, out):
 
 def _forms():
     from . import isa
-    from .spelling import parse
+    from .isa.spelling import parse
     rows = []
     # every family's forms, the matrix ones (mma.sync, wgmma.mma_async, tcgen05.mma in
     # ptxfp's notation) included

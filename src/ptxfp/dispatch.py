@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .cvt import convert, core as _cvt_core
-from .execute import execute, core as _arith_core
-from .minmax import compute as minmax, core as _minmax_core
-from .operands import Operand
+from .ops.cvt import convert, core as _cvt_core
+from .ops.arith import execute, core as _arith_core
+from .ops.minmax import compute as minmax, core as _minmax_core
+from .core.operands import Operand
 from .ops import compare as _compare, cvtx as _cvtx, f64 as _f64, fops as _fops, intops as _int
-from .spelling import Instruction, parse
+from .isa.spelling import Instruction, parse
 
 __all__ = ["compute", "ENTRY", "CORE", "CORE2"]
 

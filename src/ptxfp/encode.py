@@ -13,14 +13,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .errors import FormatError
-from .formats import BF16, F16, F32, Bits, Format, bits_dtype, check_fmt as _check_fmt, \
-    is_float_dtype
-from .kernels import _round_array, round_f64_array   # the one rounding core, over arrays
+from .core.formats import (BF16, F16, F32, Bits, Format, bits_dtype, check_fmt as _check_fmt,
+                           is_float_dtype)
+from .ops.kernels import _round_array, round_f64_array   # the one rounding core, over arrays
 from .limits import check_bytes
-from .operands import as_bits
+from .core.operands import as_bits
 from .policy import current
-from .types import E2M1, E2M3, E3M2, E4M3, E5M2, NAN_NONE, OVERFLOW_INF, OVERFLOW_NAN, UE8M0, \
-    FloatFormat
+from .core.types import (E2M1, E2M3, E3M2, E4M3, E5M2, NAN_NONE, OVERFLOW_INF, OVERFLOW_NAN, UE8M0,
+                         FloatFormat)
 
 __all__ = ["to_bits", "from_bits", "Bits", "SMALL_FORMATS"]
 

@@ -353,7 +353,7 @@ class Report:
 
 
 def _hexw(bits, fmt):
-    from .. import types
+    from ..core import types
     return f"{int(bits):0{max(1, types.width(fmt) // 4)}X}"
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import types
+from ..core import types
 from ..errors import PtxfpError
 
 
@@ -108,7 +108,7 @@ def form(spelling: str) -> Form:
         if isinstance(spelling, Form):
             return spelling
         spelling = str(spelling)
-    from ..spelling import parse
+    from ..isa.spelling import parse
     text = spelling.strip()
     ins = parse(text)
     if not ins.row.executable:          # (parse refuses these first today)
@@ -120,7 +120,7 @@ def form(spelling: str) -> Form:
 
 
 def _small(ins: object) -> bool:
-    from ..smallfloat import handles
+    from ..ops.smallfloat import handles
     return bool(handles(ins))  # type: ignore[arg-type]
 
 

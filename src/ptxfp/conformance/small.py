@@ -46,7 +46,7 @@ import functools
 
 import numpy as np
 
-from .. import types
+from ..core import types
 from .common import CLASSES as ALL_CLASSES, SweepError, round_float, to_float
 
 CLASSES = (

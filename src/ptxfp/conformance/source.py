@@ -9,7 +9,7 @@ binary32/binary64 gives another result than rounding once).
 
 The targeted generator is reached through ``_source()`` (``ptxfp.vectors``: ``specials``,
 ``FORMATS``, ``targeted``); the random vectors come from the hardware harness's generator
-(``ptxfp.hw.vectors.random_vectors``: uniform bits, close exponents, results aimed at zero by
+(``ptxfp.vectors.harness.random_vectors``: uniform bits, close exponents, results aimed at zero by
 cancellation, the subnormal range, the smallest normal, 1.0 and overflow).
 """
 
@@ -86,8 +86,8 @@ def random(form: Form, n: int, seed: int) -> tuple:
     if form.small:
         from .small import random as small_random
         return small_random(form, n, seed)
-    from ..hw import vectors
-    return tuple(np.ascontiguousarray(x) for x in vectors.random_vectors(form.spelling, n, seed))
+    from ..vectors import harness
+    return tuple(np.ascontiguousarray(x) for x in harness.random_vectors(form.spelling, n, seed))
 
 
 def _ties(form: Form, ops: tuple) -> np.ndarray:

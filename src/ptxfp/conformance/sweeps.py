@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from .. import policy as _policy, types
+from .. import policy as _policy
+from ..core import types
 from ..errors import PtxfpError
 from ..outputs import output_dir, output_error, write_text
 from .classify import Report

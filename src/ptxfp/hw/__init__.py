@@ -2,7 +2,7 @@
 
 Generates one PTX kernel per form of the instruction table (kernels.py), runs it on an NVIDIA
 GPU through CuPy or cuda-python (runner.py) over the special grid, the targeted families of
-``ptxfp.vectors``, random and exhaustive vectors (vectors.py), compares every result bit for
+``ptxfp.vectors``, random and exhaustive vectors (``ptxfp.vectors.harness``), compares every result bit for
 bit with ``ptxfp.execute`` (verify.py), runs the probes that settle the open policies
 (probes.py), records exhaustive sweeps done in pieces (resume.py) and writes
 docs/conformance.md (report.py) after every form.  The verdict is one of agrees, differs or

@@ -35,7 +35,7 @@ from .probes import (POLICY_FIELDS, informative, not_run, policy_answers, probes
                      run_probe, suggested_policy)
 from .defects import toolchain_defect  # noqa: E402
 import ptxfp.hw.report as report  # noqa: E402  (a module: tests spy on report.write)
-from .vectors import exhaustive_eligible  # noqa: E402
+from ..vectors.harness import exhaustive_eligible  # noqa: E402
 from .kernels import DEFAULT_SM, kernel_for  # noqa: E402
 from .resume import SweepState, judged_under  # noqa: E402
 from .runner import HardwareUnavailable, get_runner  # noqa: E402
@@ -679,7 +679,7 @@ def preflight(backend="auto", device=0, name="python -m ptxfp.hw"):
             missing.append(mod)
     t = time.monotonic()
     try:
-        from ..execute import execute
+        from ..ops.arith import execute
         got = [execute("add.rn.f16", a, b) for a, b, _ in PREFLIGHT_VECTORS]
         ok = got == [w for _, _, w in PREFLIGHT_VECTORS]
         print(f"ptxfp's model: {'computes' if ok else 'WRONG on'} add.rn.f16 "

@@ -1,8 +1,9 @@
 """The forms the harness verifies: every executable row of the instruction table (ptxfp.isa),
 behind one interface: parse, model, widths (all read from the rows and the type table)."""
 
-from .. import isa, types
-from ..spelling import parse
+from .. import isa
+from ..core import types
+from ..isa.spelling import parse
 
 
 def is_cvt(ins):

@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 from ..errors import PtxfpError
 from ..isa.mma_form import MmaForm
 from ..ptx.check import requirement_messages, spelling_verdict
-from ..spelling import mma_form
+from ..isa.spelling import mma_form
 from ..tensor.fragments import fragment
 
 __all__ = ["MmaKernel", "kernel_for", "vectors", "record", "cupy_launch", "HARNESS_FORMS",

@@ -43,10 +43,11 @@ from dataclasses import asdict, dataclass, field, fields as dc_fields
 
 import numpy as np
 
-from .. import policy, types
-from ..execute import execute
+from .. import policy
+from ..core import types
+from ..ops.arith import execute
 from .forms import all_spellings, is_cvt, model as form_model, parse_form as parse, result_width
-from .. import smallfloat as _smallfloat
+from ..ops import smallfloat as _smallfloat
 from .defects import toolchain_defect
 from .kernels import kernel_for
 from .runner import KernelError
@@ -83,8 +84,8 @@ def _lane_model(ins, cols):
     ``kernels.lane_consts``, the ones the reference kernel freezes in; ``_fast_path_ok`` checks
     the result against execute() before it is trusted."""
     import dataclasses
-    from .. import kernels
-    from ..execute import kernel_spec
+    from ..ops import kernels
+    from ..ops.arith import kernel_spec
     spec = kernel_spec(ins, policy.current())
     if any(f.name == "lanes" for f in dataclasses.fields(spec)):
         spec = dataclasses.replace(spec, lanes=1)
@@ -114,7 +115,7 @@ def _fast_path_ok():
     CANARY_FORMS under the policy in force; if not, probes use execute() (slower, same bits)."""
     global _fast_ok
     if _fast_ok is None:
-        from .vectors import random_vectors
+        from ..vectors.harness import random_vectors
         try:
             ok = True
             for s in CANARY_FORMS:

@@ -45,7 +45,7 @@ from ..errors import PtxfpError
 import ptxfp.hw.approx as approx
 from .forms import parse_form
 from .kernels import kernel_for
-from .vectors import random_vectors, vector_sets
+from ..vectors.harness import random_vectors, vector_sets
 
 #: defaults: those of the H100 recording (../shared/gpu/h100-2026-11-27)
 GRID_CAP = 4096

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .vectors import (SET_RANDOM, c_bits, exhaustive_c_values, exhaustive_description,
+from ..vectors.harness import (SET_RANDOM, c_bits, exhaustive_c_values, exhaustive_description,
                       exhaustive_eligible, exhaustive_operands, exhaustive_ranges,
                       random_vectors, vector_sets)
 from .forms import model, operand_widths, parse_form as parse, result_width

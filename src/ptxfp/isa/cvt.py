@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator, Sequence
 
-from .. import types
+from ..core import types
 from .rows import (MODIFIER_ORDER as _ALL_MODIFIERS, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Operand, Require, Row, canonical_spelling as _spelling, min_ptx, min_sm)
 

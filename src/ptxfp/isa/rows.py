@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import combinations, product
 from typing import Iterable, Iterator, Union
 
-from .. import types
+from ..core import types
 
 #: one requirement: ('version', (major, minor), message) or ('target', sm, message), or
 #: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants) needs

@@ -15,11 +15,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import types
+from ..core import types
 from ..errors import OperandError, SpellingError
-from ..formats import FLOAT_DTYPES
-from ..operands import broadcast, check_count, read_operand
-from ..spelling import Instruction, parse
+from ..core.formats import FLOAT_DTYPES
+from ..core.operands import broadcast, check_count, read_operand
+from ..isa.spelling import Instruction, parse
 
 __all__ = ["Plan", "entry", "dtype_of", "is_pred", "signed", "width", "to_signed", "F64",
            "decode", "FLOAT_DECODE"]

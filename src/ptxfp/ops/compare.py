@@ -21,8 +21,8 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import types
-from ..spelling import Instruction, parse
+from ..core import types
+from ..isa.spelling import Instruction, parse
 from .common import Plan, decode, dtype_of, entry, to_signed
 
 __all__ = ["compute", "core", "core2", "plan"]

@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import policy, rounding, types
-from .._jit import jit_cached
-from ..spelling import Instruction
+from .. import policy
+from ..core import rounding, types
+from ..core._jit import jit_cached
+from ..isa.spelling import Instruction
 from .common import Plan, decode, dtype_of, entry, to_signed
 
 __all__ = ["compute", "core", "plan"]

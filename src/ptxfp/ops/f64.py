@@ -27,11 +27,12 @@ from numba import types as nbtypes
 from numba.extending import intrinsic
 from numpy.typing import NDArray
 
-from .. import policy, rounding
-from .._bitcast import f32_from_bits
-from ..nvidia import finish
-from .._jit import MXCSR_DEFAULT, MXCSR_RC, X86, fpenv_leave, fpenv_set, jit_cached
-from ..spelling import Instruction
+from .. import policy
+from ..core import rounding
+from ..core._bitcast import f32_from_bits
+from ..core.nvidia import finish
+from ..core._jit import MXCSR_DEFAULT, MXCSR_RC, X86, fpenv_leave, fpenv_set, jit_cached
+from ..isa.spelling import Instruction
 from .common import Plan, entry
 
 __all__ = ["compute", "core", "plan", "OPS"]

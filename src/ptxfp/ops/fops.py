@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import policy, types
-from .._jit import jit_cached
-from ..spelling import Instruction
+from .. import policy
+from ..core import types
+from ..core._jit import jit_cached
+from ..isa.spelling import Instruction
 from .common import Plan, dtype_of, entry
 
 __all__ = ["compute", "core", "plan"]

@@ -16,9 +16,9 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import types
-from .._jit import jit_cached
-from ..spelling import Instruction
+from ..core import types
+from ..core._jit import jit_cached
+from ..isa.spelling import Instruction
 from .common import Plan, dtype_of, entry, to_signed
 
 __all__ = ["compute", "core", "plan", "DIV_BY_ZERO"]

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from .. import isa, types
+from .. import isa
+from ..core import types
 from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
@@ -41,7 +42,7 @@ from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
 from ..isa.rows import only_targets
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
-from ..spelling import parse
+from ..isa.spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 

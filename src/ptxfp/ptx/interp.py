@@ -51,14 +51,15 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import isa, types
+from .. import isa
+from ..core import types
 from .. import dispatch as _dispatch
 from ..dispatch import CORE, ENTRY
 from ..errors import (InterpError, OperandError, PtxfpError, SpellingError,
                       UninitializedRegister, UnsupportedInstruction)
-from ..formats import FORMATS
+from ..core.formats import FORMATS
 from ..limits import check_bytes, guarded, paused_gc
-from ..spelling import parse
+from ..isa.spelling import parse
 from .reader import Addr, Imm, Reg, Vec, read
 
 __all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "InputInfo", "InterpError",
@@ -581,7 +582,7 @@ def _imm_bits(op, typ, ins):
                         "operand", op)
     if op.kind == "float":
         if typ in FORMATS:
-            from ..kernels import round_f64_array
+            from ..ops.kernels import round_f64_array
             from ..policy import current
             x = np.array([op.value], np.uint64).view(np.float64)
             nan = current().canonical_nan(typ)

@@ -11,7 +11,7 @@ from functools import lru_cache
 from ..errors import SpellingError
 from ..isa import mma as _mma
 from ..isa.rows import Require, Row
-from ..spelling import MATRIX_OPCODES, parse_matrix
+from ..isa.spelling import MATRIX_OPCODES, parse_matrix
 
 __all__ = ["matrix_opcode", "matrix_verdict"]
 
@@ -119,7 +119,7 @@ def _operand_plan(spelling: str) -> tuple[str, tuple[int, ...], object, int, int
     """What the operands of a legal matrix spelling must be: (opcode, the accepted operand
     counts, the fragment vector sizes (mma: d, a, b, c) or the wgmma feature name, the wgmma
     D vector size, its A-in-registers size, the element type of A)."""
-    from ..spelling import mma_form
+    from ..isa.spelling import mma_form
     from ..tensor.fragments import fragment
 
     ins = parse_matrix(spelling)

@@ -25,7 +25,7 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .. import types
+from ..core import types
 from ..errors import PtxSyntaxError
 from ..limits import paused_gc
 

@@ -16,8 +16,8 @@ import ml_dtypes
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import types
-from .._jit import threads
+from ..core import types
+from ..core._jit import threads
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
@@ -109,7 +109,7 @@ def resolve(instruction: object) -> MmaForm:
     if isinstance(instruction, MmaForm):
         return instruction
     if isinstance(instruction, str):
-        from .. import spelling
+        from ..isa import spelling
         parse = getattr(spelling, "mma_form", None)
         if parse is None:
             raise SpellingError(f"{instruction!r}: matrix spellings are read by "

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..types import NAN_ALL_ONES, NAN_IEEE, FloatFormat
+from ..core.types import NAN_ALL_ONES, NAN_IEEE, FloatFormat
 
 SPEC_FINITE, SPEC_NAN, SPEC_PINF, SPEC_NINF = 0, 1, 2, 3
 

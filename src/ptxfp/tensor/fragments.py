@@ -77,7 +77,7 @@ def _form(form: MmaForm | str) -> MmaForm:
     if isinstance(form, MmaForm):
         f = form
     elif isinstance(form, str):
-        from ..spelling import mma_form
+        from ..isa.spelling import mma_form
         f = mma_form(form)
     else:
         raise FragmentError(f"expected an MmaForm or a spelling, got {type(form).__name__}")

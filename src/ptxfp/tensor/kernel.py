@@ -23,9 +23,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .._bitcast import f32_from_bits, f64_from_bits
-from .._jit import jit_cached
-from ..rounding import RN, RZ, round_pack
+from ..core._bitcast import f32_from_bits, f64_from_bits
+from ..core._jit import jit_cached
+from ..core.rounding import RN, RZ, round_pack
 
 SPEC_NAN, SPEC_PINF, SPEC_NINF = 1, 2, 3
 #: result formats: f32 rounded toward zero (keeping ``P - 1`` fraction bits), f16 to nearest

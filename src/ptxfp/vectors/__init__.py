@@ -41,7 +41,7 @@ from typing import Any, Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from .errors import PtxfpError
+from ..errors import PtxfpError
 
 __all__ = ["targeted", "for_instruction", "operands", "lane_operands", "specials",
            "check_count", "Format", "F16", "BF16", "F32", "FORMATS", "PINNED",
@@ -614,7 +614,7 @@ def families() -> tuple[str, ...]:
 def _instruction(form: Any) -> Any:
     if not isinstance(form, str):
         return form
-    from .spelling import parse
+    from ..isa.spelling import parse
     return parse(form)
 
 
@@ -633,7 +633,7 @@ def targeted(form: Any, n: int = N_DEFAULT, seed: int = 0) -> Operands:
 
 
 def _small_cvt(ins: Any) -> bool:
-    from .smallfloat import handles
+    from ..ops.smallfloat import handles
     return bool(handles(ins))
 
 
@@ -642,7 +642,7 @@ def small_cvt_operands(ins: Any, n: int, seed: int = 0) -> Operands:
     source a mix of the destination's values, the midpoints between them, one f32 ulp either
     side, values past its largest finite, specials and uniform patterns; every other source
     (a packed source, rbits) uniform bit patterns of its width."""
-    from . import types
+    from ..core import types
     rng = np.random.default_rng([seed, zlib.crc32(str(ins).encode())])
     fmt = types.get(ins.dtype).fmt
     out = []

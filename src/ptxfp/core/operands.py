@@ -17,9 +17,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from . import types
-from .errors import OperandError
+from ..errors import OperandError
 from .formats import DTYPE_SPELLING, FLOAT_DTYPES, PACKED, bits_dtype, is_float_dtype, lane_of
-from .limits import check_bytes
+from ..limits import check_bytes
 
 #: what execute and convert take as one operand: bits (a Python int, an integer array), typed
 #: floats (a float16/bfloat16/float32 array or NumPy scalar), or anything NumPy reads as an array

@@ -43,16 +43,18 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from . import nvidia, policy, smallfloat
-from ._jit import fpenv_enter, fpenv_leave, jit_cached, split
-from .arith import decode
-from .errors import SpellingError
-from .formats import BF16, F32, lane_of
-from .isa.cvt import canonical_spelling, canonical_spellings, forms
-from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       deliver, natural_pairs, read_operand, unalias)
-from .rounding import MODES, RN, TINY_AFTER, round_pack
-from .spelling import Instruction, parse
+from ..core import nvidia
+from .. import policy
+from . import smallfloat
+from ..core._jit import fpenv_enter, fpenv_leave, jit_cached, split
+from ..core.exact import decode
+from ..errors import SpellingError
+from ..core.formats import BF16, F32, lane_of
+from ..isa.cvt import canonical_spelling, canonical_spellings, forms
+from ..core.operands import (Operand, broadcast, check_count, check_out, check_typed_out, deliver,
+                             natural_pairs, read_operand, unalias)
+from ..core.rounding import MODES, RN, TINY_AFTER, round_pack
+from ..isa.spelling import Instruction, parse
 
 __all__ = ["convert", "core", "parse_cvt", "canonical_spellings", "canonical_spelling", "forms"]
 

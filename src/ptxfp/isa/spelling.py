@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, NoReturn
 
-from . import isa, types
-from .errors import SpellingError
-from .isa import mma as _mma
-from .isa.mma_form import MmaForm
-from .isa.rows import MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, Row, canonical_spelling
+from .. import isa
+from ..core import types
+from ..errors import SpellingError
+from . import mma as _mma
+from .mma_form import MmaForm
+from .rows import MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, Row, canonical_spelling
 
 __all__ = ["Instruction", "parse", "OPCODES", "mma_form", "MATRIX_OPCODES"]
 

@@ -30,12 +30,12 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from . import policy
-from ._jit import jit_cached, split
-from .errors import SpellingError
-from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       deliver, read_operand, unalias)
-from .spelling import Instruction, parse
+from .. import policy
+from ..core._jit import jit_cached, split
+from ..errors import SpellingError
+from ..core.operands import (Operand, broadcast, check_count, check_out, check_typed_out, deliver,
+                             read_operand, unalias)
+from ..isa.spelling import Instruction, parse
 
 __all__ = ["compute", "core", "OPS"]
 

@@ -13,15 +13,17 @@ from typing import Any, overload
 import numpy as np
 from numpy.typing import NDArray
 
-from . import cvt, f32, kernels, minmax, policy, types
-from .errors import SpellingError
-from .formats import FORMATS, F32
-from .isa.arith import undocumented_bf16_fma
-from .formats import FLOAT_DTYPES, PACKED
-from .operands import (Operand, broadcast, check_count, check_out, check_typed_out,
-                       deliver, read_operand, scalar_types, unalias)
-from .rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
-from .spelling import Instruction, parse
+from . import cvt, f32, kernels, minmax
+from .. import policy
+from ..core import types
+from ..errors import SpellingError
+from ..core.formats import FORMATS, F32
+from ..isa.arith import undocumented_bf16_fma
+from ..core.formats import FLOAT_DTYPES, PACKED
+from ..core.operands import (Operand, broadcast, check_count, check_out, check_typed_out, deliver,
+                             read_operand, scalar_types, unalias)
+from ..core.rounding import MODES, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED
+from ..isa.spelling import Instruction, parse
 
 __all__ = ["execute", "Operand", "kernel_spec", "core"]
 

@@ -42,16 +42,16 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-from . import nvidia, policy, types
-from ._bitcast import f64_from_bits
-from ._jit import jit_cached, split
-from .arith import decode
-from .errors import OperandError
-from .formats import is_float_dtype
-from .operands import (broadcast, check_count, check_out, deliver, read_operand,
-                       typed_result)
-from .rounding import MODES, RN, RZ, TINY_AFTER, round_pack, rs_away
-from .spelling import Instruction
+from ..core import nvidia, types
+from .. import policy
+from ..core._bitcast import f64_from_bits
+from ..core._jit import jit_cached, split
+from ..core.exact import decode
+from ..errors import OperandError
+from ..core.formats import is_float_dtype
+from ..core.operands import broadcast, check_count, check_out, deliver, read_operand, typed_result
+from ..core.rounding import MODES, RN, RZ, TINY_AFTER, round_pack, rs_away
+from ..isa.spelling import Instruction
 
 __all__ = ["convert", "handles", "RS"]
 

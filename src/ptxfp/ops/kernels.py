@@ -1,7 +1,7 @@
 """The scalar lane kernel, written once, and its array drivers.
 
 ``lane`` computes one lane of any form: decode (with .ftz on inputs), exact operation
-(arith.py), one rounding (rounding.py), NVIDIA's rules (nvidia.py).  A form's constants (opcode,
+(core/exact.py), one rounding (rounding.py), NVIDIA's rules (nvidia.py).  A form's constants (opcode,
 formats, rounding mode, modifiers, policy) travel as one frozen structure (``Lane``, built from
 the form's Spec by ``lane_consts``) that a Numba closure per form captures as a constant, so
 LLVM sees straight-line code for exactly that form and can vectorize it; the compiled machine
@@ -19,14 +19,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from . import nvidia
-from ._bitcast import bits_from_f32, f32_from_bits
-from ._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
-                   fpenv_leave, fpenv_set, jit_cached, split)
-from .arith import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_wide,
-                    zero_sign_fix, zero_sign_fix32)
-from .formats import BF16, F16, FORMATS
-from .rounding import F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
+from ..core import nvidia
+from ..core._bitcast import bits_from_f32, f32_from_bits
+from ..core._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
+                         fpenv_leave, fpenv_set, jit_cached, split)
+from ..core.exact import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_wide,
+                          zero_sign_fix, zero_sign_fix32)
+from ..core.formats import BF16, F16, FORMATS
+from ..core.rounding import F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
 
 #: the operations the lane computes, by opcode: a row's opcode selects its branch of ``lane``
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3

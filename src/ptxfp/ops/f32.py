@@ -31,12 +31,12 @@ from typing import Any
 
 from numba import njit
 
-from . import nvidia
-from .arith import add_odd, decode, zero_sign_fix
-from .formats import F32
-from ._jit import fpenv_enter, fpenv_leave, jit_cached
+from ..core import nvidia
+from ..core.exact import add_odd, decode, zero_sign_fix
+from ..core.formats import F32
+from ..core._jit import fpenv_enter, fpenv_leave, jit_cached
 from .kernels import OP_ADD, OP_FMA, OP_MUL
-from .rounding import RM, TINY_AFTER, round_pack
+from ..core.rounding import RM, TINY_AFTER, round_pack
 
 __all__ = ["handles", "kernel_for", "lane"]
 

@@ -1,7 +1,7 @@
 """The one rounding core.
 
 Every operation hands this routine a float64 that is either its exact result or a round-to-odd
-proxy of it (a sticky bit in the last place, see arith.py).  The routine rounds that value once
+proxy of it (a sticky bit in the last place, see exact.py).  The routine rounds that value once
 into a target format (precision P, smallest normal exponent EMIN, largest exponent EMAX) under a
 rounding mode, with gradual underflow and IEEE overflow; under .ftz it also flushes a tiny value
 by the tininess reading the kernel was built with (TINY_*, policy.ftz_tininess).  Because the proxy carries at least two

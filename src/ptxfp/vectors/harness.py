@@ -24,9 +24,18 @@ import concurrent.futures as _cf
 
 import numpy as np
 
-from .. import types
+from ..core import types
 from .. import vectors as _package_vectors
-from .forms import is_cvt, parse_form
+from ..isa.spelling import parse
+
+
+def is_cvt(ins):
+    return ins.family == "cvt"
+
+
+def parse_form(spelling):
+    """The parsed Instruction of a spelling (any family); an Instruction as it is."""
+    return parse(spelling) if isinstance(spelling, str) else spelling
 
 #: interesting bit patterns per lane format
 SPECIALS = {
@@ -518,12 +527,12 @@ def _cvt_targeted(ins):
 
 
 def _small(ins):
-    from ..smallfloat import handles
+    from ..ops.smallfloat import handles
     return is_cvt(ins) and handles(ins)
 
 
 def _width(fmt):
-    from .. import types
+    from ..core import types
     return types.width(fmt)
 
 
@@ -544,7 +553,7 @@ def _small_column(rng, n, fmt, near):
 
 
 def _small_near(ins):
-    from .. import types
+    from ..core import types
     d = types.get(ins.dtype).fmt
     return 1.0 if d is None or d.code >= 0 and d.name != "f16" else d.value(d.max_finite) / 2
 

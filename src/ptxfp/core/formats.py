@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from . import types
-from .errors import FormatError
+from ..errors import FormatError
 from .types import BF16, F16, F32, FloatFormat
 
 #: a storage format (the type table's FloatFormat)

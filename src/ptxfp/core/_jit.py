@@ -32,11 +32,11 @@ __all__ = ["jit_cached", "SOURCE_KEY", "kernel_modules", "KERNEL_ROOTS", "X86", 
            "MXCSR_RC", "MXCSR_OE_UE", "fpenv_set", "fpenv_enter", "fpenv_leave", "split",
            "threads", "PARALLEL_MIN", "CHUNKS_PER_THREAD", "PIECE_MIN"]
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_PACKAGE = __name__.rsplit(".", 1)[0]            # 'ptxfp'
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the package root
+_PACKAGE = __name__.split(".", 1)[0]             # 'ptxfp'
 
 #: the modules that define cached kernels: their package imports are followed from here
-KERNEL_ROOTS = ("kernels", "cvt", "f32", "minmax", "_jit")
+KERNEL_ROOTS = ("ops.kernels", "ops.cvt", "ops.f32", "ops.minmax", "core._jit")
 
 
 def _module_path(name: str) -> str | None:
@@ -63,9 +63,12 @@ def _package_imports(name: str, path: str) -> set[str]:
                 mod = node.module[len(_PACKAGE) + 1:]
             else:
                 continue
-            for cand in [mod] + [f"{mod}.{a.name}" if mod else a.name for a in node.names]:
-                if cand and _module_path(cand) is not None:
-                    out.add(cand)
+            subs = [f"{mod}.{a.name}" if mod else a.name for a in node.names]
+            found = [c for c in subs if _module_path(c) is not None]
+            # ``from . import a, b`` of submodules takes nothing from the package itself
+            if len(found) < len(subs) and mod and _module_path(mod) is not None:
+                out.add(mod)
+            out.update(found)
         elif isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.startswith(_PACKAGE + "."):
@@ -87,6 +90,8 @@ def kernel_modules(roots: tuple[str, ...] = KERNEL_ROOTS) -> list[str]:
             continue
         seen.add(name)
         todo.extend(_package_imports(name, path) - seen)
+    # a module's parent packages run when it is imported: their __init__ files are keyed too
+    seen |= {".".join(n.split(".")[:i]) for n in seen for i in range(1, n.count(".") + 1)}
     return sorted(seen)
 
 
