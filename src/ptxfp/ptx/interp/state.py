@@ -27,6 +27,7 @@ class _State:
                     f"({self.shared_size} bytes a block, {prog.local_size} a thread)")
         self.shared = np.zeros(nb * self.shared_size, np.uint8)
         self.local = np.zeros(n * prog.local_size, np.uint8)
+        self.copies = None              # the async proxy of cp.async (_AsyncCopies), once used
         self._ids = {}                  # thread numbering arrays (see ids())
         self.regs = {}                  # name -> array (dtype of the register's width)
         self.init = {}                  # name -> bool array: lanes that hold a value ...
@@ -111,6 +112,12 @@ class _State:
         else:
             self.write(reg, typ, values)
 
+    def async_copies(self):
+        """The async proxy (cp.async's copies in flight), made at its first use."""
+        if self.copies is None:
+            self.copies = _AsyncCopies(self.n)
+        return self.copies
+
     def special(self, name, w):
         v = self.specials.get((name, w))
         if v is None:
@@ -192,10 +199,11 @@ SHARED_LIMIT = {"sm_70": 96 * 1024, "sm_72": 96 * 1024, "sm_75": 64 * 1024,
                 "sm_120": 99 * 1024, "sm_121": 99 * 1024}
 
 
-def _locate(st, space, a, m, total, spelling, where, at=None):
+def _locate(st, space, a, m, total, spelling, where, at=None, extent=None):
     """(the byte buffer of `space`, the index in it of each thread's address `a`): checked
     to lie inside the space and to be aligned to the access size `total`, for the threads of
-    mask `m` (the others get index 0)."""
+    mask `m` (the others get index 0).  `extent` (an int64 array (n,), optional): the bytes
+    each thread accesses where that is not `total` (cp.async's src-size)."""
     if space == "shared":
         buf, size, what = st.shared, st.shared_size, ".shared memory of the block"
     elif space == "local":
@@ -206,11 +214,19 @@ def _locate(st, space, a, m, total, spelling, where, at=None):
             raise InterpError(f"'{spelling}' needs memory: pass memory=... (bytes)",
                               *(at or where), rule="no-memory")
         size, what = buf.size, "memory"
-    whole = st.all_on and m.size == st.n
+    whole = st.all_on and m is st.mask
     live = a if whole else a[m]
     if live.size:
         lo, hi = int(live.min()), int(live.max())
-        if lo < 0 or hi + total > size:
+        if extent is not None:
+            ends = live + (extent if whole else extent[m])
+            over = int(ends.max()) > size
+            if over:
+                k = int(np.argmax(ends > size))
+                hi, total = int(live[k]), int(ends[k] - live[k])
+        else:
+            over = hi + total > size
+        if lo < 0 or over:
             bad = lo if lo < 0 else hi
             raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
                               f"the {size}-byte {what}", *where, rule="address")
@@ -228,3 +244,43 @@ def _locate(st, space, a, m, total, spelling, where, at=None):
     elif space == "local":
         a = a + np.arange(st.n, dtype=np.int64) * size
     return buf, a
+
+
+class _AsyncCopies:
+    """The async proxy of cp.async: copies a thread issued and that have not landed.  A copy
+    reads its source when it is issued and writes its destination (the block's .shared) only
+    when a cp.async.wait_group / wait_all of the issuing thread waits for it, so a kernel that
+    reads the destination before waiting sees the old bytes (the GPU gives no guarantee there).
+    Groups are per thread: commit_group closes the thread's open copies into its next group
+    (an empty group when it has none, as PTX says)."""
+
+    def __init__(self, n):
+        self.records = []                      # [tids, dst index, bytes (k, size), group]
+        self.committed = np.zeros(n, np.int64)  # groups each thread has committed
+
+    def issue(self, tids, dst, data):
+        self.records.append([tids, dst, data, np.full(tids.size, -1, np.int64)])
+
+    def commit(self, m):
+        for r in self.records:
+            open_ = (r[3] < 0) & m[r[0]]
+            if open_.any():
+                r[3][open_] = self.committed[r[0][open_]]
+        self.committed[m] += 1
+
+    def wait(self, m, pending, shared):
+        """Land the copies of the threads of mask `m` in all but their `pending` most recent
+        groups, in the order they were issued (thread order within one instruction)."""
+        keep = []
+        for r in self.records:
+            tids, dst, data, group = r
+            done = (group >= 0) & m[tids] & (group < self.committed[tids] - pending)
+            if done.any():
+                size = data.shape[1]
+                idx = dst[done][:, None] + np.arange(size)
+                shared[idx.reshape(-1)] = data[done].reshape(-1)
+                if done.all():
+                    continue
+                r[:] = [tids[~done], dst[~done], data[~done], group[~done]]
+            keep.append(r)
+        self.records = keep

@@ -16,6 +16,16 @@ from .row import _row_fn
 
 
 _SPACES = ("global", "param", "shared", "local", "const", "generic")
+#: a state-space qualifier as spelled -> the space modeled (.shared::cta is the block's
+#: .shared; .shared::cluster, another block's, is not modeled)
+_SPACE_OF = {**{s: s for s in _SPACES}, "shared::cta": "shared",
+             "shared::cluster": "shared::cluster", "param::entry": "param",
+             "param::func": "param"}
+
+
+def _space_of(sfx):
+    """The state space a list of suffixes names ('generic' when none)."""
+    return next((_SPACE_OF[s] for s in sfx if s in _SPACE_OF), "generic")
 
 
 def _c_ldst(prog, ins):
@@ -25,7 +35,7 @@ def _c_ldst(prog, ins):
     if len(types) != 1 or types[0] not in WIDTH or types[0] == "pred":
         raise _unsupported(ins, "ld/st need one type (.b16, .b32, .f32, .u64 ...)")
     t = types[0]
-    space = next((s for s in sfx if s in _SPACES), "generic")
+    space = _space_of(sfx)
     if space not in ("global", "generic", "param", "shared", "local"):
         raise _unsupported(ins, f"the .{space} state space is not modeled (only .global, "
                                 ".shared, .local, generic addresses and .param)")
@@ -209,7 +219,7 @@ def _c_atom(prog, ins):
     adds add.rn."""
     red = ins.opcode == "red"
     sfx = ins.suffixes
-    space = next((x for x in sfx if x in _SPACES), "generic")
+    space = _space_of(sfx)
     if space not in ("global", "generic", "shared"):
         raise _unsupported(ins, f"atomics on .{space} are not modeled")
     ops = [x for x in sfx if x in ("add", "min", "max", "and", "or", "xor", "exch", "cas",
