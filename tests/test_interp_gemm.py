@@ -240,3 +240,84 @@ def test_triton_sm80_matmul_is_ptxfp_matmul(name):
     rev = np.asarray(ptxfp.matmul(A[:, ::-1].copy(), B[::-1].copy(), instruction=MMA,
                                   target="sm_80"), np.float32)
     assert not np.array_equal(rev.view(np.uint32), C.view(np.uint32))
+
+
+# --- launch rules -----------------------------------------------------------------------------
+
+def test_reqntid_is_checked_at_launch():
+    """Triton's module declares .reqntid 128: the driver refuses any other block."""
+    text = (KERNELS / "triton_mm_f16_sm80_s3k32.ptx").read_text()
+    assert ".reqntid 128" in text
+    with pytest.raises(ptxfp.errors.OperandError) as e:
+        ptxfp.run(text, {f"mm_param_{i}": 0 for i in range(8)}, memory=bytes(64), grid=1,
+                  block=64, shared_bytes=8192)
+    msg = str(e.value)
+    assert ".reqntid 128" in msg and "block=(128, 1, 1)" in msg and "\n" not in msg
+
+
+MAXNTID = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k() .maxntid 64, 1, 1
+{
+    .reg .b32 %r<2>;
+    mov.u32 %r1, %tid.x;
+    ret;
+}
+"""
+
+
+def test_maxntid_is_checked_at_launch():
+    assert (ptxfp.run(MAXNTID, block=64)["%r1"] == np.arange(64)).all()
+    with pytest.raises(ptxfp.errors.OperandError, match=r"over 'k''s \.maxntid 64, 1, 1"):
+        ptxfp.run(MAXNTID, block=(32, 4))
+
+
+# --- glue of real modules ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("op, t, fold", [
+    ("add", "u32", lambda xs: sum(xs) & 0xFFFFFFFF),
+    ("min", "s32", min), ("max", "s32", max), ("min", "u32", min), ("max", "u32", max),
+    ("and", "b32", lambda xs: np.bitwise_and.reduce(np.array(xs, np.int64)) & 0xFFFFFFFF),
+    ("or", "b32", lambda xs: np.bitwise_or.reduce(np.array(xs, np.int64)) & 0xFFFFFFFF),
+    ("xor", "b32", lambda xs: np.bitwise_xor.reduce(np.array(xs, np.int64)) & 0xFFFFFFFF),
+])
+def test_redux_sync_reduces_over_the_warp(op, t, fold):
+    rng = np.random.default_rng(3)
+    a = rng.integers(-2**31, 2**31, 64)
+    r = ptxfp.run(f"redux.sync.{op}.{t} %r1, %r2, 0xffffffff;",
+                  {"%r2": a & 0xFFFFFFFF}, block=64)
+    vals = a if t == "s32" else a & 0xFFFFFFFF
+    for w in range(2):
+        want = int(fold([int(x) for x in vals[32 * w:32 * w + 32]])) & 0xFFFFFFFF
+        assert (r["%r1"][32 * w:32 * w + 32] == want).all(), w
+
+
+def test_activemask_names_the_lanes_executing_it():
+    src = """
+    mov.u32 %r1, %laneid;
+    setp.lt.u32 %p1, %r1, 5;
+    @%p1 bra L;
+    activemask.b32 %r2;
+    bra.uni E;
+L:  activemask.b32 %r2;
+E:  ret;
+"""
+    r = ptxfp.run(src, block=32)
+    assert (r["%r2"][:5] == 0x1F).all() and (r["%r2"][5:] == 0xFFFFFFE0).all()
+
+
+def test_hints_run_and_change_nothing():
+    src = """
+    .reg .b64 %rd<4>; .reg .b32 %r<4>;
+    mov.u64 %rd1, 128;
+    createpolicy.fractional.L2::evict_last.b64 %rd2, 1.0;
+    prefetch.global.L2 [%rd1];
+    discard.global.L2 [%rd1], 128;
+    nanosleep.u32 100;
+    ld.global.nc.L1::no_allocate.L2::cache_hint.u32 %r1, [%rd1], %rd2;
+    ld.global.L1::evict_last.u32 %r2, [%rd1+4];
+"""
+    mem = np.arange(64, dtype=np.uint32).tobytes()
+    r = ptxfp.run(src, memory=mem, block=2)
+    assert (r["%r1"] == 32).all() and (r["%r2"] == 33).all()

@@ -167,6 +167,32 @@ def _dims(v, what):
     return v
 
 
+def _launch_rules(prog, geom):
+    """The block shape the entry's .reqntid / .maxntid allow, as the driver checks them at
+    launch (.minnctapersm and .maxnreg only guide ptxas; they do not refuse a launch)."""
+    fn = prog.function
+    rules = getattr(fn, "launch", None) if fn is not None else None
+    if not rules:
+        return
+    b = geom.block
+    req = rules.get("reqntid")
+    if req is not None:
+        want = tuple(req[0]) + (1,) * (3 - len(req[0]))
+        if tuple(b) != want[:3]:
+            raise OperandError(f"block={tuple(b)} breaks '{fn.name}''s .reqntid "
+                               f"{', '.join(map(str, req[0]))} (line {req[1]}): the driver "
+                               f"refuses the launch; launch with block={want[:3]}")
+    mx = rules.get("maxntid")
+    if mx is not None:
+        cap = 1
+        for k in mx[0]:
+            cap *= k
+        if geom.bsize > cap:
+            raise OperandError(f"block={tuple(b)} has {geom.bsize} threads, over "
+                               f"'{fn.name}''s .maxntid {', '.join(map(str, mx[0]))} "
+                               f"(line {mx[1]}: at most {cap}): the driver refuses the launch")
+
+
 def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
                   shared_bytes=0, max_steps=MAX_STEPS):
     prog = prepare(text, entry=entry)
@@ -242,6 +268,7 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
             ready[name] = ("register", full, extra)
     if geom is None:
         geom = _Geometry((1, 1, 1), (n, 1, 1))
+    _launch_rules(prog, geom)
     st = _State(prog, n, ready, _memory(memory), geom, int(shared_bytes))
     _execute_steps(prog, st, n, int(max_steps))
     regs, seen = {}, set()

@@ -42,13 +42,16 @@ def _c_ldst(prog, ins):
     if store and space == "param":
         raise _unsupported(ins, "st.param (calls) is not modeled")
     vec = next((int(s[1:]) for s in sfx if s in ("v2", "v4", "v8")), 1)
-    _nops(ins, 2)
-    data, addr = (ins.operands[1], ins.operands[0]) if store else ins.operands
+    hint = "L2::cache_hint" in sfx                 # a cache-policy operand: read, no effect
+    _nops(ins, 3 if hint else 2)
+    data, addr = (ins.operands[1], ins.operands[0]) if store else ins.operands[:2]
     if not isinstance(addr, Addr):
         raise _bad(ins, f"expected an address '[...]', got '{addr}'", addr)
     w = WIDTH[t]
     nbytes = max(w // 8, 1)
     reads, writes = [], []
+    if hint:
+        _src(prog, ins, ins.operands[2], "b64", reads)
     if vec > 1:
         if not isinstance(data, Vec) or len(data.items) != vec:
             raise _bad(ins, f"a .v{vec} access needs a vector of {vec} registers", data)

@@ -138,4 +138,59 @@ def _c_vote(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
-COMPILERS = {"shfl": _c_shfl, "vote": _c_vote}
+def _c_activemask(prog, ins):
+    """activemask.b32 d: the lanes of the thread's warp executing it (together, here: the
+    lanes at this instruction in the same group)."""
+    if ins.suffixes != ("b32",):
+        raise _unsupported(ins, "activemask takes .b32")
+    _nops(ins, 1)
+    writes = []
+    d = _dst(prog, ins, ins.operands[0], "b32", writes)
+
+    def run(st):
+        lane, warp = st.ids("lane"), st.ids("warp")
+        st.write(d, "b32", _warp_bits(st, st.mask, warp, lane)[warp].astype(np.uint32))
+    return _Step(ins, run, [], writes)
+
+
+_REDUX = {"add": (np.add, 0), "min": (np.minimum, None), "max": (np.maximum, None),
+          "and": (np.bitwise_and, -1), "or": (np.bitwise_or, 0), "xor": (np.bitwise_xor, 0)}
+
+
+def _c_redux(prog, ins):
+    """redux.sync.{add,min,max}.{u32,s32} / redux.sync.{and,or,xor}.b32 d, a, membermask: the
+    reduction over the lanes of the warp that execute it (the membermask's, checked)."""
+    sfx = list(ins.suffixes)
+    if len(sfx) != 3 or sfx[0] != "sync" or sfx[1] not in _REDUX or \
+            sfx[2] not in (("u32", "s32") if sfx[1] in ("add", "min", "max") else ("b32",)):
+        raise _unsupported(ins, "redux.sync is modeled for .add/.min/.max on .u32/.s32 and "
+                                ".and/.or/.xor on .b32")
+    op, t = sfx[1], sfx[2]
+    _nops(ins, 3)
+    reads, writes = [], []
+    a = _src(prog, ins, ins.operands[1], t, reads)
+    mmask = _src(prog, ins, ins.operands[2], "b32", reads)
+    d = _dst(prog, ins, ins.operands[0], t, writes)
+    uf, ident = _REDUX[op]
+
+    def run(st):
+        m = st.mask
+        mm = mmask(st).astype(np.uint64)
+        _member_check(st, ins, mm, m)
+        warp = st.ids("warp")
+        v = a(st).astype(np.int64)
+        if t == "s32":
+            v = a(st).view(np.int32).astype(np.int64)
+        nw = st.geom.nblocks * st.geom.wpb
+        if ident is None:
+            first = np.zeros(nw, np.int64)
+            first[warp[m][::-1]] = v[m][::-1]               # any lane's value starts it
+            acc = first
+        else:
+            acc = np.full(nw, ident, np.int64)
+        uf.at(acc, warp[m], v[m])
+        st.write(d, t, (acc[warp] & 0xFFFFFFFF).astype(np.uint32))
+    return _Step(ins, run, reads, writes)
+
+
+COMPILERS = {"shfl": _c_shfl, "vote": _c_vote, "activemask": _c_activemask, "redux": _c_redux}
