@@ -313,7 +313,7 @@ def test_run_takes_one_element_braces():
 
 def test_run_triton_module():
     """Triton's axpy (predicated one-element braces, .loc, debug sections) runs as written:
-    out = a*x + y over 4 threads, the values exact in f16 (NumPy float16 encodes them)."""
+    out = a*x + y over n = 4 elements, the values exact in f16 (NumPy float16 encodes them)."""
     import numpy as np
     x = np.array([1, 2, 3, 4], np.float16)
     y = np.array([0.5, 0.25, -6, 8], np.float16)
@@ -322,6 +322,6 @@ def test_run_triton_module():
     res = ptxfp.run((DATA / "triton_axpy_sm_100a.ptx").read_text(), {
         "f16_axpy_param_0": 0, "f16_axpy_param_1": 512, "f16_axpy_param_2": 1024,
         "f16_axpy_param_3": 0x40000000, "f16_axpy_param_4": 4}, memory=mem.tobytes(),
-        threads=4)
+        block=128)                       # the module's .reqntid 128; its mask keeps 4 lanes
     out = np.asarray(res["__memory__"], np.uint8)[1024:1032].view(np.uint16)
     assert list(out) == list((np.float16(2) * x + y).view(np.uint16))   # 2.5 4.25 0 16

@@ -372,6 +372,8 @@ class Function:
     has_body: bool = True
     registers: Names = field(default_factory=lambda: Names())  #: .reg declared in this function
     labels: dict = field(default_factory=dict)     #: label -> (line, col)
+    #: performance directives with numbers: 'reqntid' -> ((128,), line, col), 'maxntid' ...
+    launch: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -891,6 +893,13 @@ class _Parser:
             t = self.next()
             if t.kind == "dir":
                 self.prog.directives.append((t.text, t.line, t.col))
+                nums = []
+                while self.tok.kind == "num":
+                    nums.append(parse_number(self.next().text)[1] or 0)
+                    if self.at(","):
+                        self.next()
+                if nums:
+                    fn.launch[t.text[1:]] = (tuple(nums), t.line, t.col)
             if t.text == ".pragma":
                 while self.tok.kind == "str" or self.at(","):
                     self.next()

@@ -1,0 +1,286 @@
+"""The program, decoded once: the statements of the entry (or snippet) run, register widths
+and scopes, labels, parameters, the layout of .shared/.local variables, and each statement
+compiled into a :class:`_Step` (by the compiler of ``insns``, given to :class:`_Prog`)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, replace
+
+from ...errors import InterpError
+from ..reader import Addr, Reg, Vec, read
+from .base import WIDTH, _special
+from .state import SHARED_STATIC_LIMIT
+
+
+@dataclass
+class InputInfo:
+    """One value a program reads before writing it: a register or an entry parameter."""
+    name: str
+    type: str          #: the type the first instruction reading it reads it as (bf16, u64 ...)
+    width: int         #: the register's width (declared, or from its first use)
+    kind: str          #: 'register' or 'param'
+    line: int
+    col: int
+
+
+class _Prog:
+    """Everything static: statements, register widths, labels, parameters."""
+
+    def __init__(self, text, entry=None, compile=None):
+        """`compile(prog, instruction) -> _Step` compiles each statement (insns._compile)."""
+        prog = read(text) if isinstance(text, str) else text
+        self.prog = prog
+        if prog.kind == "module":
+            funcs = [f for f in prog.functions if f.has_body]
+            if entry is not None:
+                funcs = [f for f in funcs if f.name == entry]
+                if not funcs:
+                    names = ", ".join(f.name for f in prog.functions if f.has_body) or "none"
+                    raise InterpError(f"no function named '{entry}' with a body (have: {names})")
+            else:
+                entries = [f for f in funcs if f.kind == "entry"] or funcs
+                if len(entries) != 1:
+                    names = ", ".join(f.name for f in entries) or "none"
+                    raise InterpError("pick the function to run with entry=NAME "
+                                      f"(the module has: {names})" if entries else
+                                      "the module has no function with a body to run")
+                funcs = entries
+            fn = funcs[0]
+            self.function = fn
+            self.statements = list(fn.body)
+            self.declared = _Chain(fn.registers, prog.registers)     # the function's first
+            self.params = {p.name: p for p in fn.params}
+            labels = fn.labels
+        else:
+            self.function = None
+            self.statements = list(prog.statements)
+            self.declared = prog.registers
+            self.params = {}
+            labels = prog.labels
+        # label -> index of the first statement after it (statements are in source order)
+        self.labels = {}
+        self.labels_at = {}                             # index -> the labels there
+        where = [(s.line, s.col) for s in self.statements]
+        for name, pos in labels.items():
+            idx = bisect_right(where, pos)
+            self.labels[name] = idx
+            self.labels_at.setdefault(idx, []).append(name)
+        self.width = {}                                 # register -> width
+        self.rtype = {}                                 # register -> declared / inferred type
+        self.param_type = {}                            # params used by ld.param -> type
+        self._keys = {}                                 # id(Decl) -> register key
+        self.decl_of = {}                               # register key -> Decl
+        self._scoped = {}                               # id(scope) -> {name: key}
+        self.accessors = {}                             # shared operand readers (_shared)
+        self._read_as = None                            # read_as and _needed, once
+        self.needed = None
+        self.vars = {}                                  # variable -> (space, offset, size)
+        self.shared_static = 0                          # bytes of static .shared
+        self.extern_align = 0                           # > 0: an extern .shared is used
+        self.local_size = 0                             # bytes of .local a thread
+        self.steps = [compile(self, self.rename(s)) for s in self.statements]
+        a = max(self.extern_align, 1)
+        self.extern_offset = -(-self.shared_static // a) * a   # where extern .shared starts
+        self.label_of = {}                              # statement index -> a label there
+        for name, idx in self.labels.items():
+            self.label_of.setdefault(idx, name)
+
+    def var(self, name, ins):
+        """(space, offset) of a .shared/.local variable `name` used at `ins`, laid out at its
+        first use (in its .align, else its element size); None if `name` is not one."""
+        hit = self.vars.get(name)
+        if hit is not None:
+            return hit[:2]
+        d = self.prog.lookup(name, ins)
+        if d is None or d.space not in ("shared", "local"):
+            return None
+        esize = max(WIDTH.get(d.type, 8) // 8, 1) * d.vector
+        align = d.align or esize
+        if align & (align - 1) or align <= 0:
+            raise InterpError(f"'{name}': .align {align} is not a power of two", d.line, d.col,
+                              rule="align")
+        count = 1
+        for k in d.array:
+            count *= k
+        if d.space == "shared" and 0 in d.array:       # extern .shared x[]: the dynamic part
+            self.extern_align = max(self.extern_align, align)
+            self.vars[name] = ("shared", None, 0)
+            return ("shared", None)
+        size = esize * count
+        if d.space == "shared":
+            off = -(-self.shared_static // align) * align
+            self.shared_static = off + size
+            if self.shared_static > SHARED_STATIC_LIMIT:
+                raise InterpError(
+                    f"'{name}': {self.shared_static} bytes of static .shared data, over the "
+                    f"{SHARED_STATIC_LIMIT}-byte limit (ptxas: too much shared data)", d.line,
+                    d.col, rule="shared-size")
+        else:
+            off = -(-self.local_size // align) * align
+            self.local_size = off + size
+        self.vars[name] = (d.space, off, size)
+        return (d.space, off)
+
+    def key(self, name, ins):
+        """The register a name means at `ins`: PTX scopes .reg by block, so a name declared
+        again in an inner block (nvcc's inline asm) is another register; it is reported as
+        'name@line:col' (its declaration) when the plain name is taken."""
+        scope = getattr(ins, "scope", None)
+        seen = self._scoped.get(id(scope))            # a block's names, looked up once
+        if seen is None:
+            seen = self._scoped[id(scope)] = {}
+        hit = seen.get(name)
+        if hit is not None:
+            return hit
+        d = scope.lookup(name) if scope is not None else None
+        if d is None:
+            d = self.declared.get(name)
+        if d is None or d.space != "reg":
+            seen[name] = name
+            return name
+        k = self._keys.get((id(d), name))             # one Decl serves a whole range %r<N>
+        if k is None:
+            k = name if name not in self.decl_of else f"{name}@{d.line}:{d.col}"
+            self._keys[(id(d), name)] = k
+            self.decl_of[k] = d
+            if d.type in WIDTH:
+                self.width[k] = WIDTH[d.type]
+                self.rtype[k] = d.type
+        seen[name] = k
+        return k
+
+    def rename(self, ins):
+        """`ins` with every register operand named by its key (see :meth:`key`)."""
+        if ins.predicate is None:
+            # the common case first: plain register operands that keep their names
+            seen = self._scoped.get(id(getattr(ins, "scope", None)))
+            if seen is not None:
+                for o in ins.operands:
+                    if type(o) is Reg:
+                        if seen.get(o.name) != o.name:
+                            break
+                    elif type(o) is not Vec or not all(
+                            type(i) is Reg and seen.get(i.name) == i.name for i in o.items):
+                        break
+                else:
+                    return ins
+        ops = [self._ren(o, ins) for o in ins.operands]
+        pred = ins.predicate
+        if pred is not None:
+            k = self.key(pred.name, ins)
+            if k != pred.name:
+                pred = replace(pred, name=k)
+        if pred is ins.predicate and all(a is b for a, b in zip(ops, ins.operands)):
+            return ins
+        return replace(ins, operands=ops, predicate=pred)
+
+    def _ren(self, op, ins):
+        # a method, not a closure in rename(): a recursive closure is a reference cycle that
+        # would keep the whole program alive until the garbage collector's next full pass
+        if isinstance(op, Reg):
+            k = self.key(op.name, ins)
+            return op if k == op.name else Reg(k, op.line, op.col)
+        if isinstance(op, Vec):
+            items = [self._ren(i, ins) for i in op.items]
+            if all(a is b for a, b in zip(items, op.items)):
+                return op
+            return Vec(items, op.line, op.col, op.brackets)
+        if isinstance(op, Addr) and op.base is not None:
+            base = self._ren(op.base, ins)
+            extra = tuple(self._ren(e, ins) for e in op.extra)
+            if base is op.base and all(a is b for a, b in zip(extra, op.extra)):
+                return op
+            return Addr(base, op.offset, op.line, op.col, extra)
+        return op
+
+    @property
+    def types(self):
+        """register -> declared or inferred type"""
+        return dict(self.rtype)
+
+    @property
+    def read_as(self):
+        """register -> the first floating-point type an instruction reads it as (a .b16
+        register that fma.rn.bf16 reads: 'bf16'), for showing its bits as a value."""
+        if self._read_as is None:
+            self.needed, self._read_as = _scan_reads(self)
+        return dict(self._read_as)
+
+    # Called by the compilers for every register operand, in program order.
+    def use(self, reg, typ, line, col, write):
+        """Register `reg` (a Reg) used as type `typ`: fixes the width of an undeclared register
+        at its first use and checks later uses fit."""
+        w = WIDTH[typ]
+        name = reg.name
+        if name == "_":
+            return w
+        if _special(name):
+            if write:
+                raise InterpError(f"special register '{name}' cannot be written", line, col)
+            return w
+        have = self.width.get(name)
+        if have is None:
+            self.width[name] = w
+            self.rtype[name] = typ
+            return w
+        if have == w or (w > 1 and have > w):         # a wider register: its low bits are used
+            return w
+        if write and have > w:
+            return w
+        raise InterpError(
+            f"register '{name}' is {have}-bit ({'.' + self.rtype.get(name, '?')}), "
+            f"used here as .{typ} ({w}-bit)", reg.line or line, reg.col or col)
+
+
+class _Chain:
+    """Look a name up in several tables (reader.Names), the first that has it wins."""
+    __slots__ = ("tables",)
+
+    def __init__(self, *tables):
+        self.tables = tables
+
+    def get(self, name, default=None):
+        for t in self.tables:
+            d = t.get(name)
+            if d is not None:
+                return d
+        return default
+
+
+@dataclass(slots=True)
+class _Step:
+    instr: object
+    run: object                      #: fn(state) -> None, or a control-flow marker
+    reads: list                      #: [(Reg or ('param', name), type)] in order
+    writes: list                     #: [(Reg, type)]
+    kind: str = "op"                 #: 'op', 'bra', 'ret'
+    target: str | None = None        #: the label of a bra
+    pred: object = None              #: the guard's predicate register (a Reg), if any
+    extra: object = None             #: a barrier's (arrive?, id reader, count reader or None)
+
+
+_FLOAT_READS = frozenset(("f16", "bf16", "f32", "f16x2", "bf16x2", "f64"))
+
+
+def _scan_reads(prog):
+    """One pass over the steps: (the values read before they are written, as InputInfos;
+    register -> the first floating-point type an instruction reads it as)."""
+    written, out, read_as = set(), {}, {}
+    for s in prog.steps:
+        for r, t in s.reads:
+            if type(r) is tuple:                       # ('param', name)
+                name = r[1]
+                if name not in out:
+                    ptype, psize, line, col = prog.param_type[name]
+                    out[name] = InputInfo(name, ptype, psize * 8, "param", line, col)
+                continue
+            name = r.name
+            if t in _FLOAT_READS and name not in read_as:
+                read_as[name] = t
+            if name not in written and name not in out:
+                out[name] = InputInfo(name, t, prog.width[name], "register",
+                                      r.line or s.instr.line, r.col or s.instr.col)
+        for r, _ in s.writes:
+            written.add(r.name)
+    return out, read_as
