@@ -62,6 +62,13 @@ CONFIGS = [
                                     kind="f8f6f4"), 32, 25, 24),
     ("b200-e2m3-e5m2", "sm_100", mf("tcgen05.mma", 128, 8, 32, "e2m3", "e5m2", F32,
                                     kind="f8f6f4"), 32, 25, 24),
+    ("v100-f16", "sm_70", mf("mma", 8, 8, 4, "f16", "f16", F32), 4, 23, 24),
+    ("v100-f16-f16", "sm_70", mf("mma", 8, 8, 4, "f16", "f16", F16), 4, 23, 11),
+    ("t4-f16", "sm_75", mf("mma", 16, 8, 8, "f16", "f16", F32), 8, 24, 24),
+    ("t4-m8n8k4-f16", "sm_75", mf("mma", 8, 8, 4, "f16", "f16", F32), 4, 23, 24),
+    ("rtx-bf16", "sm_120", mf("mma", 16, 8, 16, "bf16", "bf16", F32), 16, 25, 24),
+    ("rtx-e2m1-e4m3", "sm_120", mf("mma", 16, 8, 32, "e2m1", "e4m3", F16, kind="f8f6f4"),
+     32, 25, 11),
 ]
 WIDTH = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "e2m3": 6, "e3m2": 6,
          "e2m1": 4}
@@ -132,6 +139,8 @@ def run_random(cfg, trials, rng, M=4, N=4, steps=3, january=False):
     name, target, form, L, F, P = cfg
     out = form.dtype
     ze = None if january else E_ZERO[target, out]
+    if target == "sm_75" and form.m == 8 and not january:
+        ze = E_ZERO["sm_70", out]                       # Turing's m8n8k4: Volta's figures
     nsteps = 0
     for _ in range(trials):
         K = L * steps
@@ -339,6 +348,22 @@ def test_mxf4nvf4_matches_reference(st, vec):
                     d = ref.group_step([int(A[i, k]) for k in ks], [int(B[k, j]) for k in ks],
                                        d, sa, sb, st, ze=E_ZERO_MXF4)
                 assert int(D[i, j]) == d, (i, j, hex(int(D[i, j])), hex(d))
+
+
+def test_f16_c_of_an_f32_form_keeps_its_exponent():
+    """m8n8k4.f32.f16.f16.f16 (sm_70): an f16 subnormal C has f16's exponent -14 in the
+    alignment (MMA-Sim 2.1.1 reads C in its own format), so a product 2**-40 is cut to
+    F = 23 bits below 2**-14; the reference reads C as f16 too."""
+    form = MmaForm("mma", 8, 8, 4, "f16", "f16", "f16", "f32")
+    a = np.zeros((8, 4), np.float16)
+    b = np.zeros((4, 8), np.float16)
+    a[0, 0] = 2.0 ** -20
+    b[0, 0] = 2.0 ** -20 * 1.5                               # 1.5 * 2**-40: below 2**-37
+    c = np.full((8, 8), 2.0 ** -24, np.float16)              # the smallest f16 subnormal
+    D = mma(form, a, b, c, target="sm_70")
+    R = ref.step([int(x) for x in a[0].view(np.uint16)], [int(x) for x in b[:, 0].view(np.uint16)],
+                 int(c.view(np.uint16)[0, 0]), "f16", "f16", "f16", 23, F32, 24, ze=-131)
+    assert int(D.view(np.uint32)[0, 0]) == R == _f32(2.0 ** -24)
 
 
 def test_f64_is_an_fma_chain():

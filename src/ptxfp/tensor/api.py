@@ -332,7 +332,9 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
             raise TargetError(f"{name}: kind::{form.kind} accumulates into .f32 only")
         _grouped(form, p, A3, B3, SA3, SB3, o, rows, work, model)
     else:
-        cmin = -14 if form.ctype == "f16" and acc_t == "f32" else -126
+        # an f16 C of an f32 form keeps f16's smallest exponent, -14, for its subnormals
+        # (MMA-Sim 2.1.1 reads C in its own format; the January reading widened it first)
+        cmin = -14 if form.ctype == "f16" and acc_t == "f32" and model.v211 else -126
         _fused(form, p, A3, B3, SA3, SB3, o, out_kind, rows, work, model, cmin)
     return _result(o.reshape(batch + (M, N)), acc_t, typed)
 
