@@ -37,6 +37,9 @@ for bit (tests/test_gpu_recorded.py; docs/semantics.md, "Policies"):
 - the canonical NaNs, ``.sat``/``.relu`` -0 -> +0 and ``.oob`` (a, b; sign ignored) as before,
   confirmed; ``oob_tests_c``, ``negabs_nan``, ``rs_x4_bits`` and the small-float NaNs were not
   measured.
+
+The tensor cores (``mma_model``, ``mma_f64_nan``) follow MMA-Sim 2.1.1 by default, which its
+authors check bit for bit on GPUs; ptxfp has not measured them on a GPU yet.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ Sources, checked for every figure below (docs/semantics.md, "Tensor cores", has 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..errors import PtxfpError
 from ..isa import mma as _table
@@ -253,22 +254,31 @@ def _check_shape(form: object, fam: str, target: str) -> None:
     (e.g. the f64 m16n8k16 is sm_90's; bf16 and tf32 sm_80's; m8n8k4 f16 sm_70's)."""
     if getattr(form, "opcode") != "mma":
         return
-    table = _table
     shape = (getattr(form, "m"), getattr(form, "n"), getattr(form, "k"))
     types = (getattr(form, "dtype"), getattr(form, "atype"), getattr(form, "btype"),
              getattr(form, "ctype"))
-    kind = getattr(form, "kind", None)
-    for row in table.ROWS:
+    need = _mma_targets(shape, types, getattr(form, "kind", None))
+    if need is None:
+        return
+    sm, lists, first = need
+    if lists and not all(any(t.rstrip("af") == fam for t in lst) for lst in lists):
+        raise TargetError(f"{_name(form)}: {first} and its family have this shape and types;"
+                          f" not {target}")
+    if sm > _SM[fam]:
+        raise TargetError(f"{_name(form)}: this shape and types need sm_{sm} or later; not "
+                          f"{target}")
+
+
+@lru_cache(maxsize=None)
+def _mma_targets(shape: tuple[int, int, int], types: tuple[str, ...], kind: str | None
+                 ) -> tuple[int, tuple[tuple[str, ...], ...], str] | None:
+    """(least sm, 'only:' target lists, the first target) of the mma.sync row with this
+    shape and types (None: no row has them)."""
+    for row in _table.ROWS:
         mx = row.matrix
         if (row.opcode == "mma" and mx is not None and shape in mx.shapes
                 and row.types[:4] == types and mx.kind == kind):
-            sm = row.min_sm
-            lists = [k.split(":", 1)[1].split(",") for k, _, _ in row.requires
-                     if k.startswith("only:")]
-            if lists and not all(any(t.rstrip("af") == fam for t in lst) for lst in lists):
-                raise TargetError(f"{_name(form)}: {table.min_target(row)} and its family "
-                                  f"have this shape and types; not {target}")
-            if sm > _SM[fam]:
-                raise TargetError(f"{_name(form)}: this shape and types need sm_{sm} or later;"
-                                  f" not {target}")
-            return
+            lists = tuple(tuple(k.split(":", 1)[1].split(",")) for k, _, _ in row.requires
+                          if k.startswith("only:"))
+            return row.min_sm, lists, _table.min_target(row)
+    return None
