@@ -116,7 +116,8 @@ def test_mma_form_fields_from_the_manual():
     ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32", "missing-modifier", None),
     ("wgmma.mma_async.sync.aligned.m64n12k16.f32.f16.f16", "illegal-shape", ".m64n12k16"),
     ("wgmma.mma_async.sync.aligned.m64n40k32.s32.s8.s8", "illegal-shape", ".m64n40k32"),
-    ("tcgen05.mma.cta_group::1.kind::f16.m128n8k16.f32.f16.f16", "illegal-shape", ".m128n8k16"),
+    ("tcgen05.mma.cta_group::1.kind::f16.m128n12k16.f32.f16.f16", "illegal-shape",
+     ".m128n12k16"),
     ("tcgen05.mma.cta_group::1.kind::f16.f32.f16.f16", "missing-type", None),
     ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::4X.m128n8k64.f32.e2m1.e2m1.ue8m0",
      "illegal-combination", ".cta_group::1, .kind::mxf4, .block_scale, .scale_vec::4X"),
@@ -332,3 +333,12 @@ def test_operand_vectors_and_counts_as_ptxas():
             assert set(want) <= theirs and mine.get(i, set()) == theirs, (ln, theirs)
         else:
             assert theirs == set(want), (ln, theirs)
+
+
+@pytest.mark.parametrize("kind, k, types", [("f16", 16, "f32.bf16.bf16"), ("tf32", 8, "f32.tf32.tf32"),
+                                            ("f8f6f4", 32, "f16.e2m1.e4m3")])
+def test_tcgen05_takes_m128n8(kind, k, types):
+    """One CTA, M 128: N from 8 in steps of 8 (the manual's table; MMA-Sim 2.1.1 lists it)."""
+    from ptxfp.isa.spelling import mma_form
+    f = mma_form(f"tcgen05.mma.cta_group::1.kind::{kind}.m128n8k{k}.{types}")
+    assert (f.m, f.n, f.k) == (128, 8, k)

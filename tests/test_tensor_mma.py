@@ -4,6 +4,9 @@ from the papers (tests/mma_reference.py: Fractions, element by element, no share
 The figures of each configuration below (block, fraction bits, result precision) are the
 papers', written here again so that the parameter table is checked too: MMA-Sim (Xie et al.,
 arXiv:2511.10909) and Khattak & Mikaitis (arXiv:2512.07004), docs/semantics.md "Tensor cores".
+The zero exponents (E_ZERO) are MMA-Sim 2.1.1's ``e_zero`` (mmasim/nv_ptx/sim.py); the
+January 2026 reading (policy ``mma_model="mmasim-2026-01"``) is held to the reference's
+``ze=None``.
 """
 
 from __future__ import annotations
@@ -18,9 +21,17 @@ import pytest
 import mma_reference as ref
 from ptxfp.errors import OperandError, PtxfpError
 from ptxfp.isa.mma_form import MmaForm
+from ptxfp.policy import using
 from ptxfp.tensor import matmul, mma
 
 F32, F16 = "f32", "f16"
+
+#: MMA-Sim 2.1.1's e_zero: (target, result type) -> the exponent of a zero product or c
+E_ZERO = {("sm_70", F32): -131, ("sm_70", F16): -19, ("sm_75", F32): -132, ("sm_75", F16): -20,
+          ("sm_80", F32): -132, ("sm_80", F16): -20, ("sm_89", F32): -132, ("sm_89", F16): -20,
+          ("sm_90", F32): -133, ("sm_90", F16): -21, ("sm_100", F32): -133,
+          ("sm_100", F16): -21, ("sm_120", F32): -133, ("sm_120", F16): -21}
+E_ZERO_MXF4 = -139
 
 
 def mf(op, m, n, k, at, bt, d, **kw):
@@ -51,6 +62,13 @@ CONFIGS = [
                                     kind="f8f6f4"), 32, 25, 24),
     ("b200-e2m3-e5m2", "sm_100", mf("tcgen05.mma", 128, 8, 32, "e2m3", "e5m2", F32,
                                     kind="f8f6f4"), 32, 25, 24),
+    ("v100-f16", "sm_70", mf("mma", 8, 8, 4, "f16", "f16", F32), 4, 23, 24),
+    ("v100-f16-f16", "sm_70", mf("mma", 8, 8, 4, "f16", "f16", F16), 4, 23, 11),
+    ("t4-f16", "sm_75", mf("mma", 16, 8, 8, "f16", "f16", F32), 8, 24, 24),
+    ("t4-m8n8k4-f16", "sm_75", mf("mma", 8, 8, 4, "f16", "f16", F32), 4, 23, 24),
+    ("rtx-bf16", "sm_120", mf("mma", 16, 8, 16, "bf16", "bf16", F32), 16, 25, 24),
+    ("rtx-e2m1-e4m3", "sm_120", mf("mma", 16, 8, 32, "e2m1", "e4m3", F16, kind="f8f6f4"),
+     32, 25, 11),
 ]
 WIDTH = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8, "e2m3": 6, "e3m2": 6,
          "e2m1": 4}
@@ -97,7 +115,7 @@ def rand_c(out, shape, rng):
     return x.astype(np.float32).view(np.uint32)
 
 
-def reference(A, B, C, at, bt, out, L, F, P):
+def reference(A, B, C, at, bt, out, L, F, P, ze=None):
     M, K = A.shape
     N = B.shape[1]
     D = np.zeros((M, N), np.uint32 if out == F32 else np.uint16)
@@ -107,7 +125,7 @@ def reference(A, B, C, at, bt, out, L, F, P):
             for s in range(K // L):
                 ks = range(s * L, (s + 1) * L)
                 d = ref.step([int(A[i, k]) for k in ks], [int(B[k, j]) for k in ks], d,
-                             at, bt, out, F, out, P)
+                             at, bt, out, F, out, P, ze=ze)
             D[i, j] = d
     return D
 
@@ -117,17 +135,21 @@ def _diff(D, R):
     return len(bad), [(tuple(x), hex(int(D[tuple(x)])), hex(int(R[tuple(x)]))) for x in bad[:3]]
 
 
-def run_random(cfg, trials, rng, M=4, N=4, steps=3):
+def run_random(cfg, trials, rng, M=4, N=4, steps=3, january=False):
     name, target, form, L, F, P = cfg
     out = form.dtype
+    ze = None if january else E_ZERO[target, out]
+    if target == "sm_75" and form.m == 8 and not january:
+        ze = E_ZERO["sm_70", out]                       # Turing's m8n8k4: Volta's figures
     nsteps = 0
     for _ in range(trials):
         K = L * steps
         A = rand_bits(form.atype, (M, K), rng)
         B = rand_bits(form.btype, (K, N), rng)
         C = rand_c(out, (M, N), rng)
-        D = matmul(A, B, C, instruction=form, target=target)
-        R = reference(A, B, C, form.atype, form.btype, out, L, F, P)
+        with using(mma_model="mmasim-2026-01" if january else "mmasim-2.1.1"):
+            D = matmul(A, B, C, instruction=form, target=target)
+        R = reference(A, B, C, form.atype, form.btype, out, L, F, P, ze)
         n, ex = _diff(D, R)
         assert n == 0, f"{name}: {n} mismatches, e.g. {ex}"
         nsteps += M * N * steps
@@ -138,6 +160,14 @@ def run_random(cfg, trials, rng, M=4, N=4, steps=3):
 def test_random_steps_match_reference(cfg):
     rng = np.random.default_rng(zlib.crc32(cfg[0].encode()))
     assert run_random(cfg, 20, rng) == 20 * 48
+
+
+@pytest.mark.parametrize("cfg", CONFIGS[::3], ids=[c[0] for c in CONFIGS[::3]])
+def test_january_reading_matches_reference(cfg):
+    """The policy's other reading, MMA-Sim's January 2026 source (a zero factor's exponent
+    -126, a zero result keeps its sign), held to the reference's ``ze=None``."""
+    rng = np.random.default_rng(3 + zlib.crc32(cfg[0].encode()))
+    assert run_random(cfg, 10, rng, january=True) == 10 * 48
 
 
 @pytest.mark.slow
@@ -169,8 +199,11 @@ H100_BF16 = CONFIGS[5]
     (-36.0, [(1.5, 1.5)] * 16, "exact cancellation gives +0"),
     (-0.0, [(-2.0 ** -40, 1.0), (0.0, -1.0)], "-0 plus products truncated to zero gives +0"),
     (-0.0, [(-0.0, 1.0)], "-0 plus -0 gives +0"),
+    (0.0, [(-2.0 ** -100, 2.0 ** -60)], "a negative sum rounded to zero gives +0"),
     (2.0 ** -130, [(2.0 ** -70, 2.0 ** -70)], "subnormal c, tiny products"),
     (0.0, [(0.0, 2.0 ** 100), (2.0 ** -40, 1.0 + 2.0 ** -7)], "a zero factor's exponent"),
+    (1e-10, [(0.0, 2.0 ** 100)], "0 * 2**100 beside 1e-10 (issue 32)"),
+    (0.0, [(0.0, 2.0 ** 100), (2.0 ** -120, 1.0 + 2.0 ** -7)], "a zero product at -133"),
     (3.0e38, [(2.0 ** 127, 1.5)], "overflow toward zero gives infinity"),
     (1.0, [(math.inf, 0.0)], "inf * 0 is NaN"),
     (1.0, [(math.inf, 1.0), (-math.inf, 1.0)], "inf - inf is NaN"),
@@ -186,8 +219,41 @@ def test_targeted_bf16_steps(c, prods, note):
     C = np.array([[_f32(c)]], np.uint32)
     D = matmul(a, b, C, instruction=form, target=target)
     R = ref.step([int(v) for v in a[0]], [int(v) for v in b[:, 0]], int(C[0, 0]), "bf16",
-                 "bf16", F32, F, F32, P)
+                 "bf16", F32, F, F32, P, ze=-133)
     assert int(D[0, 0]) == R, note
+    with using(mma_model="mmasim-2026-01"):
+        D = matmul(a, b, C, instruction=form, target=target)
+    R = ref.step([int(v) for v in a[0]], [int(v) for v in b[:, 0]], int(C[0, 0]), "bf16",
+                 "bf16", F32, F, F32, P)
+    assert int(D[0, 0]) == R, note + " (January 2026 reading)"
+
+
+def test_issue_32_examples():
+    """The issue's two examples, by hand: bf16 0 * 2**100 + 1e-10 on sm_80 is 1e-10 (f32)
+    under MMA-Sim 2.1.1 (the zero product at -132 leaves c whole) and 9.99991e-11 under the
+    January reading (the zero product at -126 + 100 cuts c to 24 bits below 2**-26; the
+    issue's 9.999956e-11 is Hopper's, 25 bits);
+    wgmma m64n8k16.f16 on sm_90 with A[0,0] = -2**-14, B[0,0] = 2**-12 gives +0 (-0 in
+    January)."""
+    form = CONFIGS[1][2]
+    a = np.zeros((16, 16), ml_dtypes.bfloat16)
+    b = np.zeros((16, 8), ml_dtypes.bfloat16)
+    b[0, 0] = 2.0 ** 100
+    c = np.full((16, 8), 1e-10, np.float32)
+    assert mma(form, a, b, c, target="sm_80")[0, 0] == np.float32(1e-10)
+    with using(mma_model="mmasim-2026-01"):
+        old = mma(form, a, b, c, target="sm_80")[0, 0]
+    c32 = float(np.float32(1e-10))                     # 24 bits below 2**-26 on sm_80
+    assert old == np.float32(math.floor(c32 * 2.0 ** 50) * 2.0 ** -50) != np.float32(1e-10)
+    form = mf("wgmma", 64, 8, 16, "f16", "f16", F16)
+    a = np.zeros((64, 16), np.float16)
+    b = np.zeros((16, 8), np.float16)
+    a[0, 0] = -2.0 ** -14
+    b[0, 0] = 2.0 ** -12
+    c = np.zeros((64, 8), np.float16)
+    assert mma(form, a, b, c, target="sm_90a").view(np.uint16)[0, 0] == 0x0000
+    with using(mma_model="mmasim-2026-01"):
+        assert mma(form, a, b, c, target="sm_90a").view(np.uint16)[0, 0] == 0x8000
 
 
 def test_targeted_values():
@@ -247,7 +313,8 @@ def test_mxf8f6f4_matches_reference():
                 for s in range(2):
                     ks = range(32 * s, 32 * s + 32)
                     d = ref.step([int(A[i, k]) for k in ks], [int(B[k, j]) for k in ks], d,
-                                 "e4m3", "e5m2", F32, 25, F32, 24, int(SA[i, s]), int(SB[s, j]))
+                                 "e4m3", "e5m2", F32, 25, F32, 24, int(SA[i, s]), int(SB[s, j]),
+                                 ze=-133)
                     n += 1
                 assert int(D[i, j]) == d, (i, j, hex(int(D[i, j])), hex(d))
     assert n == 20 * 32
@@ -279,8 +346,24 @@ def test_mxf4nvf4_matches_reference(st, vec):
                     sa = [int(SA[i, q]) for q in qs for _ in range(blk // 16)]
                     sb = [int(SB[q, j]) for q in qs for _ in range(blk // 16)]
                     d = ref.group_step([int(A[i, k]) for k in ks], [int(B[k, j]) for k in ks],
-                                       d, sa, sb, st)
+                                       d, sa, sb, st, ze=E_ZERO_MXF4)
                 assert int(D[i, j]) == d, (i, j, hex(int(D[i, j])), hex(d))
+
+
+def test_f16_c_of_an_f32_form_keeps_its_exponent():
+    """m8n8k4.f32.f16.f16.f16 (sm_70): an f16 subnormal C has f16's exponent -14 in the
+    alignment (MMA-Sim 2.1.1 reads C in its own format), so a product 2**-40 is cut to
+    F = 23 bits below 2**-14; the reference reads C as f16 too."""
+    form = MmaForm("mma", 8, 8, 4, "f16", "f16", "f16", "f32")
+    a = np.zeros((8, 4), np.float16)
+    b = np.zeros((4, 8), np.float16)
+    a[0, 0] = 2.0 ** -20
+    b[0, 0] = 2.0 ** -20 * 1.5                               # 1.5 * 2**-40: below 2**-37
+    c = np.full((8, 8), 2.0 ** -24, np.float16)              # the smallest f16 subnormal
+    D = mma(form, a, b, c, target="sm_70")
+    R = ref.step([int(x) for x in a[0].view(np.uint16)], [int(x) for x in b[:, 0].view(np.uint16)],
+                 int(c.view(np.uint16)[0, 0]), "f16", "f16", "f16", 23, F32, 24, ze=-131)
+    assert int(D.view(np.uint32)[0, 0]) == R == _f32(2.0 ** -24)
 
 
 def test_f64_is_an_fma_chain():
@@ -293,6 +376,35 @@ def test_f64_is_an_fma_chain():
     for i in range(8):
         for j in range(8):
             assert D[i, j] == ref.fma_chain(list(A[i]), list(B[:, j]), C[i, j])
+
+
+@pytest.mark.parametrize("model, payload", [("mmasim-2.1.1", True), ("mmasim-2026-01", False)])
+def test_f64_nan(model, payload):
+    """f64 NaN: MMA-Sim 2.1.1 passes an operand's payload through (the first NaN of a, b, c,
+    quieted; inf * 0 gives 0xFFF8000000000000); the January reading gives the canonical NaN."""
+    rng = np.random.default_rng(15)
+    form = MmaForm("mma", 8, 8, 4, "f64", "f64", "f64", "f64")
+    A = (rng.standard_normal((8, 4))).view(np.uint64).copy()
+    B = (rng.standard_normal((4, 8))).view(np.uint64).copy()
+    C = (rng.standard_normal((8, 8))).view(np.uint64).copy()
+    A[0, 1] = 0x7FF0000000000123                   # signalling, payload 0x123
+    B[1, 0] = 0xFFF8000000000456                   # quiet, negative
+    B[2, 1] = 0x7FF0000000000000                   # inf, times A[0, 2] ...
+    A[0, 2] = 0
+    A[1, 3] = 0xFFF0000000000789
+    C[2, 2] = 0x7FF8000000000ABC
+    with using(mma_model=model):
+        D = mma(form, A, B, C, target="sm_80")
+    for i in range(8):
+        for j in range(8):
+            want = ref.fma_chain_bits([int(x) for x in A[i]], [int(x) for x in B[:, j]],
+                                      int(C[i, j]), payload)
+            assert int(D[i, j]) == want, (i, j, hex(int(D[i, j])), hex(want))
+    if payload:
+        assert int(D[0, 0]) == 0x7FF8000000000123 and int(D[0, 1]) == 0x7FF8000000000123
+        assert int(D[2, 2]) == 0x7FF8000000000ABC
+    with using(mma_f64_nan="canonical"):
+        assert int(mma(form, A, B, C, target="sm_80")[0, 0]) == 0x7FFFFFFFFFFFFFFF
 
 
 def test_integer_forms_exact():
@@ -348,7 +460,15 @@ def test_matmul_pads_k_with_zeros():
                     np.zeros((32, 4), ml_dtypes.float8_e4m3fn), target="sm_80"), "sm_89"),
     (lambda: matmul(np.zeros((4, 8), np.float16), np.zeros((9, 4), np.float16)), "inner"),
     (lambda: matmul(np.zeros((4, 8), np.float16), np.zeros((8, 4), np.float16),
-                    target="sm_75"), "sm_80"),
+                    target="sm_60"), "sm_80"),
+    (lambda: mma(MmaForm("mma", 16, 8, 16, "f64", "f64", "f64", "f64"),
+                 np.zeros((16, 16)), np.zeros((16, 8)), np.zeros((16, 8)), target="sm_80"),
+     "sm_90"),
+    (lambda: matmul(np.zeros((4, 8), ml_dtypes.bfloat16), np.zeros((8, 4), ml_dtypes.bfloat16),
+                    target="sm_75"), ".f16 before sm_80"),
+    (lambda: mma(MmaForm("mma", 16, 8, 32, "e2m1", "e4m3", "f32", "f32", kind="f8f6f4"),
+                 np.zeros((16, 32), np.uint8), np.zeros((32, 8), np.uint8),
+                 np.zeros((16, 8), np.uint32), target="sm_100a"), "sm_120"),
     (lambda: matmul(np.zeros((4, 8), np.uint16), np.zeros((8, 4), np.uint16)), "typed"),
     (lambda: mma(CONFIGS[5][2], np.full((64, 16), 70000), np.zeros((16, 8), np.uint16),
                  np.zeros((64, 8), np.uint32)), "16-bit"),
@@ -415,3 +535,13 @@ def test_threads_give_the_same_bits(monkeypatch):
     monkeypatch.setattr(api, "PARALLEL_PRODUCTS", 1)
     monkeypatch.setenv("PTXFP_NUM_THREADS", "3")
     assert np.array_equal(matmul(A, B, target="sm_90"), one)
+
+
+def test_mma_model_policy_is_validated():
+    from ptxfp.policy import MMA_MODELS, Policy
+    assert MMA_MODELS == ("mmasim-2.1.1", "mmasim-2026-01")
+    assert Policy().mma_model == "mmasim-2.1.1" and Policy().mma_f64_nan is None
+    with pytest.raises(ValueError, match="mmasim-2026-01"):
+        Policy(mma_model="mmasim-2025")
+    with pytest.raises(ValueError, match="payload"):
+        Policy(mma_f64_nan="quiet")

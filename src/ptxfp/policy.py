@@ -37,6 +37,9 @@ for bit (tests/test_gpu_recorded.py; docs/semantics.md, "Policies"):
 - the canonical NaNs, ``.sat``/``.relu`` -0 -> +0 and ``.oob`` (a, b; sign ignored) as before,
   confirmed; ``oob_tests_c``, ``negabs_nan``, ``rs_x4_bits`` and the small-float NaNs were not
   measured.
+
+The tensor cores (``mma_model``, ``mma_f64_nan``) follow MMA-Sim 2.1.1 by default, which its
+authors check bit for bit on GPUs; ptxfp has not measured them on a GPU yet.
 """
 
 from __future__ import annotations
@@ -112,6 +115,26 @@ BF16_FMA_AS_COMPILED = "as_compiled"
 BF16_FMA_AS_SPELLED = "as_spelled"
 BF16_FMA_DIRECTED = (BF16_FMA_AS_COMPILED, BF16_FMA_AS_SPELLED)
 
+#: The tensor-core model (ptxfp.mma / matmul; docs/semantics.md, "Tensor cores"): which
+#: release of MMA-Sim (Xie et al., arXiv:2511.10909) the numerics follow where its readings
+#: differ.  MMA-Sim 2.1.1 (PyPI, 2026): a zero product or a zero c is aligned by a fixed
+#: exponent per architecture and result type (params.MmaParams.zero_exp / zero_exp_f16), a
+#: zero result is +0, an f64 NaN operand's payload passes through ...
+MMA_MMASIM_211 = "mmasim-2.1.1"
+#: ... or MMA-Sim's January 2026 source: a zero factor has the exponent -126 (so 0 * 2**100 is
+#: a term of exponent -26), a nonzero sum that rounds to zero keeps its sign, every f64 NaN
+#: result is canonical_nan_f64.
+MMA_MMASIM_2026_01 = "mmasim-2026-01"
+MMA_MODELS = (MMA_MMASIM_211, MMA_MMASIM_2026_01)
+#: The NaN of an f64 matrix form (mma.sync .f64), when ``mma_f64_nan`` names one: ...
+#: ... the first NaN operand of the step's fma, in the order a, b, c, quieted (payload and
+#: sign kept, the quiet bit set); a NaN an invalid operation makes (inf * 0, inf - inf) is
+#: 0xFFF8000000000000: what MMA-Sim 2.1.1's fma (std::fma on x86-64, its CPU path) gives ...
+MMA_F64_NAN_PAYLOAD = "payload"
+#: ... or canonical_nan_f64 for every NaN result.
+MMA_F64_NAN_CANONICAL = "canonical"
+MMA_F64_NAN = (MMA_F64_NAN_PAYLOAD, MMA_F64_NAN_CANONICAL)
+
 #: the canonical-NaN field of each result format
 NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32",
               "f64": "canonical_nan_f64",
@@ -122,7 +145,8 @@ NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "
 #: field -> its allowed values (the fields with a closed set of readings)
 CHOICES: dict[str, tuple[str, ...]] = {
     "ftz_tininess": TININESS, "rs_x4_bits": RS_X4_BITS, "widen_nan": WIDEN_NAN,
-    "negabs_nan": NEGABS_NAN, "cvt_ftz_input": CVT_FTZ, "bf16_fma_directed": BF16_FMA_DIRECTED}
+    "negabs_nan": NEGABS_NAN, "cvt_ftz_input": CVT_FTZ, "bf16_fma_directed": BF16_FMA_DIRECTED,
+    "mma_model": MMA_MODELS}
 
 #: The measured per-form entries of the default policy (an H100, sm_90, driver 580.159.04, CUDA
 #: 13.0: tests/data/gpu/h100-2026-11-27/).  First match wins.
@@ -137,7 +161,7 @@ DEFAULT_PER_FORM: tuple[tuple[str, str, Any], ...] = (
 
 
 def _check_value(name: str, value: Any) -> None:
-    choices = CHOICES.get(name)
+    choices = MMA_F64_NAN if name == "mma_f64_nan" and value is not None else CHOICES.get(name)
     if choices is not None and value not in choices:
         raise ValueError(f"{name} must be one of " + ", ".join(map(repr, choices)))
 
@@ -225,9 +249,20 @@ class Policy:
     #: the ops families of issue 25; not measured on a GPU yet).
     canonical_nan_f64: int = 0x7FFFFFFFFFFFFFFF
 
+    #: The tensor-core numerics (MMA_MODELS above): MMA_MMASIM_211 (the default: MMA-Sim
+    #: 2.1.1, which its authors check bit for bit on GPUs) or MMA_MMASIM_2026_01 (MMA-Sim's
+    #: January 2026 source, ptxfp's reading before issue 32).  One switch: the zero exponent,
+    #: the sign of a zero result and (unless ``mma_f64_nan`` says) the f64 NaN.
+    mma_model: str = MMA_MMASIM_211
+    #: The NaN of the f64 matrix forms (MMA_F64_NAN above): None follows ``mma_model``
+    #: (MMA_F64_NAN_PAYLOAD under MMA-Sim 2.1.1, MMA_F64_NAN_CANONICAL under 2026-01).
+    mma_f64_nan: str | None = None
+
     def __post_init__(self) -> None:
         for name in CHOICES:
             _check_value(name, getattr(self, name))
+        if self.mma_f64_nan is not None:
+            _check_value("mma_f64_nan", self.mma_f64_nan)
         _check_table(self.per_form)
 
     def value(self, field: str, spelling: str) -> Any:

@@ -292,14 +292,14 @@ TCGEN05_K = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32, "mxf4
 
 def tcgen05_shapes(cta_group: int, kind: str) -> tuple[tuple[int, int, int], ...]:
     """The valid (M, N, K) of a dense tcgen05.mma (the manual's table of shapes): one CTA:
-    M 64 with N 8..256 step 8, M 128 with N 16..256 step 16; a CTA pair: M 128 with N
-    32..256 step 32, M 256 with N 16..256 step 16.  The block-scaled kinds take M 128 (one
-    CTA) or 128/256 (a pair) with N step 8 / 16."""
+    M 64 and M 128 with N 8..256 step 8 (MMA-Sim 2.1.1 lists the same for kind::f16, tf32,
+    f8f6f4: ``isa_tcgen05mma._tcgen05_mn``); a CTA pair: M 128 with N 32..256 step 32, M 256
+    with N 16..256 step 16.  The block-scaled kinds take M 128 (one CTA) or 128/256 (a
+    pair) with N step 8 / 16."""
     k = TCGEN05_K[kind]
     if cta_group == 1:
         mn = ([(64, n) for n in range(8, 257, 8)] if not kind.startswith("mx") else []) \
-            + [(128, n) for n in range(16 if not kind.startswith("mx") else 8, 257,
-                                        16 if not kind.startswith("mx") else 8)]
+            + [(128, n) for n in range(8, 257, 8)]
     else:
         mn = [(128, n) for n in range(32, 257, 32)] + [(256, n) for n in range(16, 257, 16)]
     return tuple((m, n, k) for m, n in mn)

@@ -21,9 +21,11 @@ from ..core._jit import threads
 from ..errors import OperandError, PtxfpError, SpellingError
 from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
-from .kernel import OUT_F16, OUT_F32, fdpa_kernel, fma_rows, group_rows
+from .. import policy as _policy
+from .kernel import OUT_F16, OUT_F32, ZERO_FACTOR, fdpa_kernel, fma_rows, group_rows
 from .decode import SPEC_NAN, decode, scale_exponents
-from .params import MmaParams, TargetError, kind_of, params_for, target_family
+from .params import (ZERO_EXP_2026_01, MmaParams, TargetError, kind_of, params_for,
+                     target_family)
 
 __all__ = ["mma", "matmul", "resolve", "default_form"]
 
@@ -125,16 +127,47 @@ def resolve(instruction: object) -> MmaForm:
 
 
 #: the instruction a kernel on each target uses for each input type, when none is named
-_DEFAULT_OPS = {"sm_80": "mma", "sm_89": "mma", "sm_90": "wgmma", "sm_100": "tcgen05.mma"}
+_DEFAULT_OPS = {"sm_70": "mma", "sm_75": "mma", "sm_80": "mma", "sm_89": "mma", "sm_90": "wgmma",
+                "sm_100": "tcgen05.mma", "sm_120": "mma"}
+
+
+class _Model:
+    """What the policy's ``mma_model`` (and ``mma_f64_nan``) decide for one call."""
+
+    def __init__(self, spelling: str) -> None:
+        pol = _policy.current()
+        model = pol.value("mma_model", spelling)
+        self.v211 = model == _policy.MMA_MMASIM_211
+        f64 = pol.value("mma_f64_nan", spelling)
+        if f64 is None:
+            f64 = _policy.MMA_F64_NAN_PAYLOAD if self.v211 else _policy.MMA_F64_NAN_CANONICAL
+        self.f64_payload = f64 == _policy.MMA_F64_NAN_PAYLOAD
+        self.nan64 = pol.canonical_nan("f64", spelling)
+
+    def zero_factor(self) -> int:
+        """The exponent decode gives a zero factor."""
+        return ZERO_FACTOR if self.v211 else ZERO_EXP_2026_01
+
+    def zero_term(self, p: MmaParams, out: str) -> int:
+        """The exponent of a zero c (and of a zero product)."""
+        return p.zero_exponent(out) if self.v211 else ZERO_EXP_2026_01
 
 
 def default_form(atype: str, target: str, btype: str | None = None) -> MmaForm:
     """The matrix form a GEMM kernel on ``target`` issues for A of ``atype`` (and B of
-    ``btype``): mma.sync m16n8k{16,8,32} on sm_80/sm_89, wgmma m64n256k{16,8,32} on sm_90,
+    ``btype``): mma.sync m8n8k4 on sm_70 (f16), m16n8k8 on sm_75 (f16), m16n8k{16,8,32} on
+    sm_80/sm_89/sm_120 (sm_120: kind::f8f6f4 for fp6/fp4), wgmma m64n256k{16,8,32} on sm_90,
     tcgen05.mma m128n256k{16,8,32} on sm_100; f32 accumulation."""
     fam = target_family(target)
     bt = btype or atype
     op = _DEFAULT_OPS[fam]
+    if fam in ("sm_70", "sm_75"):
+        if atype != "f16" or bt != "f16":
+            raise TargetError(f"no tensor-core instruction on {target} takes .{atype} (only "
+                              f".f16 before sm_80)")
+        if fam == "sm_70":
+            return MmaForm("mma", 8, 8, 4, "f16", "f16", "f32", "f32")
+        return MmaForm("mma", 16, 8, 8, "f16", "f16", "f32", "f32")
     if atype == "f64":
         k = 4 if fam in ("sm_80", "sm_89") else 16
         return MmaForm("mma", 8 if k == 4 else 16, 8, k, "f64", "f64", "f64", "f64")
@@ -150,7 +183,12 @@ def default_form(atype: str, target: str, btype: str | None = None) -> MmaForm:
     else:
         raise TargetError(f"no default matrix instruction for .{atype} inputs; name one")
     if op == "mma":
-        return MmaForm("mma", 16, 8, k, atype, bt, "f32", "f32")
+        f6f4 = kind == "f8f6f4" and not (atype in ("e4m3", "e5m2") and bt in ("e4m3", "e5m2"))
+        if f6f4 and fam != "sm_120":
+            raise TargetError(f"no mma.sync on {target} takes .{atype} with .{bt} (fp6/fp4 "
+                              f"need sm_120's kind::f8f6f4 or sm_100's tcgen05.mma)")
+        return MmaForm("mma", 16, 8, k, atype, bt, "f32", "f32",
+                       kind="f8f6f4" if f6f4 else None)
     if op == "wgmma":
         return MmaForm("wgmma", 64, 256, k, atype, bt, "f32", "f32", alayout="row",
                        blayout="col")
@@ -199,6 +237,7 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
     p = params_for(form, target)
     kind = kind_of(form)
     name = form.spelling or form.opcode
+    model = _Model(form.spelling)
     A, ta = _read(a, form.atype, f"A of {name}")
     B, tb = _read(b, form.btype, f"B of {name}")
     A = _as_matrix(A, f"A of {name}")
@@ -276,9 +315,11 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
         av = A3.view(np.float64)
         bv = B3.view(np.float64)
         o = np.array(C3.view(np.float64), copy=True)
-        _run_rows(lambda r0, r1: fma_rows(av, bv, o, r0, r1), rows, work)
+        pay = model.f64_payload
+        _run_rows(lambda r0, r1: fma_rows(av, bv, o, r0, r1, pay), rows, work)
         bits = o.view(np.uint64)
-        bits[np.isnan(o)] = np.uint64(0x7FFFFFFFFFFFFFFF)
+        if not pay:
+            bits[np.isnan(o)] = np.uint64(model.nan64)
         return _result(bits.reshape(batch + (M, N)), "f64", typed)
     assert p is not None
     if acc_t not in ("f32", "f16"):
@@ -289,20 +330,24 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
     if kind == "mxf4":
         if acc_t != "f32":
             raise TargetError(f"{name}: kind::{form.kind} accumulates into .f32 only")
-        _grouped(form, p, A3, B3, SA3, SB3, o, rows, work)
+        _grouped(form, p, A3, B3, SA3, SB3, o, rows, work, model)
     else:
-        _fused(form, p, A3, B3, SA3, SB3, o, out_kind, rows, work)
+        # an f16 C of an f32 form keeps f16's smallest exponent, -14, for its subnormals
+        # (MMA-Sim 2.1.1 reads C in its own format; the January reading widened it first)
+        cmin = -14 if form.ctype == "f16" and acc_t == "f32" and model.v211 else -126
+        _fused(form, p, A3, B3, SA3, SB3, o, out_kind, rows, work, model, cmin)
     return _result(o.reshape(batch + (M, N)), acc_t, typed)
 
 
 def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
            SA3: NDArray[Any] | None, SB3: NDArray[Any] | None, o: NDArray[Any], out_kind: int,
-           rows: int, work: int) -> None:
+           rows: int, work: int, model: _Model, cmin: int) -> None:
     fa, fb = _fmt(form.atype), _fmt(form.btype)
     sh_a = 13 if form.atype == "tf32" else 0
     sh_b = 13 if form.btype == "tf32" else 0
-    asig, aexp, aspec = decode(A3, fa, p.zero_exp, sh_a)
-    bsig, bexp, bspec = decode(B3, fb, p.zero_exp, sh_b)
+    zf = model.zero_factor()
+    asig, aexp, aspec = decode(A3, fa, zf, sh_a)
+    bsig, bexp, bspec = decode(B3, fb, zf, sh_b)
     aval = np.ldexp(asig.astype(np.float64), aexp - fa.man_bits)
     bval = np.ldexp(bsig.astype(np.float64), bexp - fb.man_bits)
     K = A3.shape[2]
@@ -310,8 +355,8 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
         # kind::mxf8f6f4: a scale factor 2**e multiplies the element and adds e to its
         # exponent (ue8m0 has no fraction)
         blk = form.scale_block or form.k
-        _, ea, na = scale_exponents(SA3, _fmt(form.scale_type or "ue8m0"), p.zero_exp)
-        _, eb, nb_ = scale_exponents(SB3, _fmt(form.scale_type or "ue8m0"), p.zero_exp)
+        _, ea, na = scale_exponents(SA3, _fmt(form.scale_type or "ue8m0"), zf)
+        _, eb, nb_ = scale_exponents(SB3, _fmt(form.scale_type or "ue8m0"), zf)
         ea_k = np.repeat(ea, blk, axis=2)
         eb_k = np.repeat(eb, blk, axis=1)
         aexp = aexp + ea_k
@@ -331,14 +376,16 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     fdpa_rows = fdpa_kernel(out_kind, P)
     aexp_f = np.ascontiguousarray(aexp, dtype=np.int16)
     bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
+    ze = model.zero_term(p, "f32" if out_kind == OUT_F32 else "f16")
+    pz = 1 if model.v211 else 0
     _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, aspec, arow, bval, bexp_f, bspec,
-                                              bcol, o, r0, r1, L, p.frac_bits),
+                                       bcol, o, r0, r1, L, p.frac_bits, ze, pz, cmin),
               rows, work)
 
 
 def _grouped(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
              SA3: NDArray[Any] | None, SB3: NDArray[Any] | None, o: NDArray[Any], rows: int,
-             work: int) -> None:
+             work: int, model: _Model) -> None:
     assert SA3 is not None and SB3 is not None
     if form.atype != "e2m1" or form.btype != "e2m1":
         raise TargetError(f"{form.spelling or form.opcode}: kind::{form.kind} takes .e2m1 A "
@@ -348,15 +395,17 @@ def _grouped(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     bsig, bexp, _ = decode(B3, fa, 0)
     # e2m1: value = sig * 2**(exp - 1) with exp in {0, 1, 2}: sig << exp is in units of 1/2
     sfmt = _fmt(form.scale_type or "ue8m0")
-    ssa, sea, sna = scale_exponents(SA3, sfmt, p.zero_exp)
-    ssb, seb, snb = scale_exponents(SB3, sfmt, p.zero_exp)
+    ssa, sea, sna = scale_exponents(SA3, sfmt, ZERO_EXP_2026_01)
+    ssb, seb, snb = scale_exponents(SB3, sfmt, ZERO_EXP_2026_01)
     sman = 0 if (form.scale_type or "ue8m0") == "ue8m0" else 3
     shift = p.frac_bits - 2 - 2 * sman
     L = min(form.k, p.block)
     SBk = form.scale_block or form.k
+    ze = model.zero_term(p, "f32")
+    gz = pz = 1 if model.v211 else 0
     _run_rows(lambda r0, r1: group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb,
-                                               snb, o, r0, r1, L, p.group, SBk, p.frac_bits,
-                                               shift), rows, work)
+                                        snb, o, r0, r1, L, p.group, SBk, p.frac_bits,
+                                        shift, ze, gz, pz), rows, work)
 
 
 def _integer(form: MmaForm, A3: NDArray[Any], B3: NDArray[Any],

@@ -23,11 +23,18 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..core._bitcast import f32_from_bits, f64_from_bits
+from ..core._bitcast import bits_from_f64, f32_from_bits, f64_from_bits
 from ..core._jit import jit_cached
 from ..core.rounding import RN, RZ, round_pack
 
 SPEC_NAN, SPEC_PINF, SPEC_NINF = 1, 2, 3
+#: the exponent decode gives a zero factor under MMA-Sim 2.1.1's model (far below every
+#: real exponent: a product with a zero factor has an exponent below ZERO_CUT, and is given
+#: the zero exponent ZE of the step instead)
+ZERO_FACTOR = -4096
+ZERO_CUT = -1024
+#: an invalid f64 operation's NaN under the "payload" rule (x86-64's default NaN)
+F64_DEFAULT_NAN = np.int64(-0x8000000000000)          # 0xFFF8000000000000
 #: result formats: f32 rounded toward zero (keeping ``P - 1`` fraction bits), f16 to nearest
 OUT_F32, OUT_F16 = 0, 1
 
@@ -56,7 +63,8 @@ def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
 
 
 def _decode_c(cb, out_kind):
-    """(sig, exp, spec) of an accumulator's bits (f32 or f16); zero has exponent -126."""
+    """(sig, exp, spec) of an accumulator's bits (f32 or f16); zero (and a non-finite c) has
+    exponent -126 (the caller puts the step's zero exponent in its place)."""
     if out_kind == OUT_F32:
         e = (cb >> 23) & 0xFF
         m = cb & 0x7FFFFF
@@ -82,9 +90,10 @@ def _decode_c(cb, out_kind):
     return np.int64(sig), np.int64(ex), spec
 
 
-def _finish(S, maxe, F, out_kind, P):
+def _finish(S, maxe, F, out_kind, P, PZ):
     """The exact sum ``S * 2**(maxe - F)`` rounded into the result format's bits: toward zero
-    into f32 keeping P - 1 fraction bits (overflow: infinity), or to nearest even into f16."""
+    into f32 keeping P - 1 fraction bits (overflow: infinity), or to nearest even into f16; a
+    zero result is +0 when PZ (MMA-Sim 2.1.1), else keeps the sum's sign."""
     x = np.float64(S) * f64_from_bits(np.int64(maxe - F + 1023) << 52)
     if out_kind == OUT_F32:
         mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
@@ -92,8 +101,12 @@ def _finish(S, maxe, F, out_kind, P):
         bits = ((mag >> q) << 23) | ((mag & ((np.int64(1) << q) - 1)) << (23 - q))
         if abs(x) >= 2.0 ** 128:
             bits = np.int64(0x7F800000)
+        if PZ and bits == 0:
+            sign = 0
         return bits | (np.int64(sign) << 31)
     mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+    if PZ and mag == 0:
+        sign = 0
     return mag | (np.int64(sign) << 15)
 
 
@@ -120,9 +133,12 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
     RB = 32
 
     def fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L,
-                  F):
+                  F, ZE, PZ, CMIN):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
-        along K in steps of L.  ``aval``/``bval``: the elements' values (float64, 0 for
+        along K in steps of L.  ``ZE``: the exponent of a zero c and of a product whose
+        exponent is below ZERO_CUT (a zero factor's); ``PZ``: a zero result is +0; ``CMIN``:
+        the smallest exponent of C's own format in the first step (an f16 C of an f32 form:
+        -14; else -126).  ``aval``/``bval``: the elements' values (float64, 0 for
         NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16); ``aspec``/``bspec``:
         SPEC_*; ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or
         an infinity (``bcol`` has one more column: any column of the step)."""
@@ -147,7 +163,7 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                         bt = r // M
                         i = r - bt * M
                         orow = out[bt, i, j0:j0 + nt]
-                        # c: its value and exponent (a zero has -126; an f16 subnormal -14)
+                        # c: its value and exponent (a zero has ZE; an f16 subnormal -14)
                         cspecial = 0
                         for j in range(nt):
                             cb = np.int64(orow[j])
@@ -155,11 +171,13 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                                 E = (cb >> 23) & 0xFF
                                 v = np.float64(f32_from_bits(np.int32(cb)))
                                 ex = E - 127 if E != 0 else -126
+                                ex = ex if (cb & 0x7FFFFFFF) != 0 else ZE
+                                ex = max(ex, CMIN) if s == 0 and v != 0.0 else ex
                             else:
                                 E = (cb >> 10) & 0x1F
                                 mm = cb & 0x3FF
                                 sg = (mm | 0x400) if E != 0 else mm
-                                ex = E - 15 if E != 0 else (-14 if mm != 0 else -126)
+                                ex = E - 15 if E != 0 else (-14 if mm != 0 else ZE)
                                 v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
                                 v = -v if (cb >> 15) & 1 else v
                             isspec = E == top
@@ -177,7 +195,8 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                             ea = aexp[bt, i, k0 + kk]
                             be = bexp[bt, k0 + kk, j0:j0 + nt]
                             for j in range(nt):
-                                maxe[j] = max(maxe[j], ea + be[j])          # int16: vpmaxsw
+                                t = ea + be[j]
+                                maxe[j] = max(maxe[j], t if t > ZERO_CUT else ZE)
                         # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
                         # truncated toward zero, summed exactly (integers below 2**34)
                         for j in range(nt):
@@ -197,10 +216,12 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                                 mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
                                 b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
                                 b = np.int64(0x7F800000) if abs(x) >= 2.0 ** 128 else b
-                                orow[j] = b | (np.int64(sign) << 31)
+                                sg = np.int64(sign) * ((b != 0) | (PZ == 0))
+                                orow[j] = b | (sg << 31)
                             else:
                                 mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
-                                orow[j] = mag | (np.int64(sign) << 15)
+                                sg = np.int64(sign) * ((mag != 0) | (PZ == 0))
+                                orow[j] = mag | (sg << 15)
                         if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
                             _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
                                       out_kind)
@@ -242,11 +263,13 @@ def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
 
 
 def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r1, L, G, SB,
-                F, SHIFT):
+                F, SHIFT, ZE, GZ, PZ):
     """mxf4/mxf4nvf4: fp4 operands (decoded, man 1), scales (sig, exp, nan) per row of A and
     column of B for every SB elements of K; each step fuses c with L // G scaled sub-dots.
     SHIFT = F - 2 - (scale man bits of A + of B): a sub-dot's integer sum is in units of
-    2**-2."""
+    2**-2.  A zero c has the exponent ZE; with GZ, so has a sub-dot whose G products are all
+    zero or whose scale factors multiply to zero (MMA-Sim 2.1.1; a sub-dot of nonzero
+    products that sums to zero keeps its scale exponent); PZ: a zero result is +0."""
     M = asig.shape[1]
     K = asig.shape[2]
     N = bsig.shape[2]
@@ -262,6 +285,7 @@ def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r
             for s in range(nsteps):
                 k0 = s * L
                 csg, cex, csp = _decode_c(cb, OUT_F32)
+                cex = ZE if csg == 0 else cex
                 nan = csp == SPEC_NAN
                 maxe = cex
                 for g in range(ng):
@@ -269,12 +293,17 @@ def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r
                     q = kg // SB
                     nan |= sna[bt, i, q] or snb[bt, q, j]
                     tot = np.int64(0)
+                    nz = 0
                     for kk in range(G):
                         pa = np.int64(asig[bt, i, kg + kk]) << (aexp[bt, i, kg + kk])
                         pb = np.int64(bsig[bt, kg + kk, j]) << (bexp[bt, kg + kk, j])
                         tot += pa * pb
-                    tsum[g] = tot * np.int64(ssa[bt, i, q]) * np.int64(ssb[bt, q, j])
+                        nz += pa * pb != 0
+                    ss = np.int64(ssa[bt, i, q]) * np.int64(ssb[bt, q, j])
+                    tsum[g] = tot * ss
                     texp[g] = np.int64(sea[bt, i, q]) + np.int64(seb[bt, q, j])
+                    if GZ and (nz == 0 or ss == 0):
+                        texp[g] = ZE
                     maxe = max(maxe, texp[g])
                 if nan:
                     cb = np.int64(0x7FFFFFFF)
@@ -291,12 +320,14 @@ def _group_rows(asig, aexp, bsig, bexp, ssa, sea, sna, ssb, seb, snb, out, r0, r
                     m = abs(tsum[g])
                     t = (m << sh) if sh >= 0 else (m >> min(-sh, 63))
                     S += -t if tsum[g] < 0 else t
-                cb = _finish(S, maxe, F, OUT_F32, 24)
+                cb = _finish(S, maxe, F, OUT_F32, 24, PZ)
             out[bt, i, j] = cb
 
 
-def _fma_rows(a, b, out, r0, r1):
-    """f64: d = fma(a[k], b[k], d) for k = 0, 1, ... (IEEE, to nearest even)."""
+def _fma_rows(a, b, out, r0, r1, payload):
+    """f64: d = fma(a[k], b[k], d) for k = 0, 1, ... (IEEE, to nearest even).  With
+    ``payload``, a NaN result is the first NaN of a[k], b[k], d quieted, or F64_DEFAULT_NAN
+    when none is (inf * 0, inf - inf): MMA-Sim 2.1.1's fma (its C++ fma on x86-64)."""
     M = a.shape[1]
     K = a.shape[2]
     N = b.shape[2]
@@ -306,11 +337,24 @@ def _fma_rows(a, b, out, r0, r1):
         for j in range(N):
             d = out[bt, i, j]
             for k in range(K):
-                d = _fma64(a[bt, i, k], b[bt, k, j], d)
+                x = a[bt, i, k]
+                y = b[bt, k, j]
+                r = _fma64(x, y, d)
+                if payload and np.isnan(r):
+                    q = np.int64(0x8000000000000)
+                    if np.isnan(x):
+                        r = f64_from_bits(bits_from_f64(x) | q)
+                    elif np.isnan(y):
+                        r = f64_from_bits(bits_from_f64(y) | q)
+                    elif np.isnan(d):
+                        r = f64_from_bits(bits_from_f64(d) | q)
+                    else:
+                        r = f64_from_bits(F64_DEFAULT_NAN)
+                d = r
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 8)
+_KEY = ("ptxfp.tensor.kernel", 9)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
