@@ -43,6 +43,7 @@ from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
+from .releases import release as _release
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -67,8 +68,8 @@ RULES = {
     "vector-operand": "a vector operand where none is allowed",
     "undeclared": "a register that is not declared",
     "reg-type": "a register declaration of a type ptxas does not have or needs a newer target",
-    "unknown-version": "a .version ptxas 13.0 does not know",
-    "unknown-target": "a .target ptxas 13.0 does not know",
+    "unknown-version": "a .version the ptxas release does not know",
+    "unknown-target": "a .target the ptxas release does not know",
     "target-version": "a .target that needs a newer .version",
     "missing-version": "a module without .version",
     "missing-target": "a module without .target",
@@ -141,26 +142,12 @@ class Report(list[Diagnostic]):
 
 
 # ---------------------------------------------------------------------------------------------
-# versions and targets (ptxas 13.0: --list-version, and the lowest .version accepted with each
-# .target; tests/data/ptxas/targets.json, and by hand for the targets below sm_50)
+# versions and targets: per ptxas release (releases.py); these names are the default release's
 
-KNOWN_VERSIONS = tuple((int(a), int(b)) for a, b in (v.split(".") for v in (
-    "1.0 1.1 1.2 1.3 1.4 1.5 2.0 2.1 2.2 2.3 3.0 3.1 3.2 4.0 4.1 4.2 4.3 5.0 5.1 6.0 6.1 6.2 "
-    "6.3 6.4 6.5 7.0 7.1 7.2 7.3 7.4 7.5 7.6 7.7 7.8 8.0 8.1 8.2 8.3 8.4 8.5 8.6 8.7 8.8 "
-    "9.0").split()))
-CURRENT_VERSION = KNOWN_VERSIONS[-1]
-
-TARGET_MIN_VERSION = {
-    "sm_10": (1, 0), "sm_11": (1, 0), "sm_12": (1, 2), "sm_13": (1, 2), "sm_20": (2, 0),
-    "sm_21": (2, 0), "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1), "sm_37": (4, 1),
-    "sm_50": (4, 0), "sm_52": (4, 1), "sm_53": (4, 2), "sm_60": (5, 0), "sm_61": (5, 0),
-    "sm_62": (5, 0), "sm_70": (5, 1), "sm_72": (6, 1), "sm_75": (6, 3), "sm_80": (7, 0),
-    "sm_82": (6, 2), "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (7, 3), "sm_89": (7, 8),
-    "sm_90": (7, 8), "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8),
-    "sm_101": (8, 6), "sm_101a": (8, 6), "sm_101f": (8, 8), "sm_103": (8, 8), "sm_103a": (8, 8),
-    "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0), "sm_110f": (9, 0), "sm_120": (8, 7),
-    "sm_120a": (8, 7), "sm_120f": (8, 8), "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
-}
+_DEFAULT = _release()
+KNOWN_VERSIONS = _DEFAULT.versions
+CURRENT_VERSION = _DEFAULT.current
+TARGET_MIN_VERSION = _DEFAULT.targets
 #: other entries a .target list may carry
 TARGET_OPTIONS = ("texmode_unified", "texmode_independent", "debug", "map_f64_to_f32")
 
@@ -606,8 +593,9 @@ def _allowed_words(cls):
 
 
 class _Checker:
-    def __init__(self, prog, version, target, strict):
+    def __init__(self, prog, version, target, strict, release=_DEFAULT):
         self.prog = prog
+        self.release = release
         self.version = version
         self.target = target
         self.strict = strict
@@ -637,17 +625,18 @@ class _Checker:
             if target is None:
                 self.add("error", 1, 1, "Missing .target directive at start of file",
                          "missing-target", "Missing .target directive at start of file")
-        if version is not None and version not in KNOWN_VERSIONS:
+        rel = self.release
+        if version is not None and version not in rel.versions:
             msg = (f"Unsupported .version {_vstr(version)}; current version is "
-                   f"'{_vstr(CURRENT_VERSION)}'")
-            self.add("error", vline, vcol, msg, "unknown-version", msg)
+                   f"'{_vstr(rel.current)}'")
+            self.add("error", vline, vcol, msg + self._release_note(), "unknown-version", msg)
             self.version = None
-        if target is not None and target not in TARGET_MIN_VERSION:
+        if target is not None and target not in rel.targets:
             msg = f"Unsupported .target '{target}'"
-            self.add("error", tline, tcol, msg, "unknown-target", msg)
+            self.add("error", tline, tcol, msg + self._release_note(), "unknown-target", msg)
             self.target = None
         if self.version is not None and self.target is not None:
-            need = TARGET_MIN_VERSION[self.target]
+            need = rel.targets[self.target]
             if self.version < need:
                 msg = f"PTX .version {_vstr(self.version)} does not support .target {self.target}"
                 self.add("error", tline, tcol,
@@ -670,6 +659,12 @@ class _Checker:
         elif self.target is None:
             self.add("info", 0, 0, "no .target given: target requirements not checked",
                      "spelling-only")
+
+    def _release_note(self):
+        """Which ptxas release said it, where it is not the default one."""
+        if self.release is _DEFAULT:
+            return ""
+        return f" (ptxas {self.release.name})"
 
     def declarations(self):
         # one finding per declaration: a range %h<N> is one declaration (as ptxas says it)
@@ -840,21 +835,22 @@ class _Checker:
         return None
 
 
-def check_program(prog, *, target=None, version=None, strict=None):
+def check_program(prog, *, target=None, version=None, strict=None, ptxas=None):
     """:func:`check` on a Program already read."""
+    rel = _release(ptxas)
     try:
         arg_v = _norm_version(version)
     except ValueError:
         # as an unknown target is a diagnostic, so is an unreadable version argument
         msg = f"Unsupported .version '{version}'"
-        rep = check_program(prog, target=target, version=None, strict=strict)
+        rep = check_program(prog, target=target, version=None, strict=strict, ptxas=ptxas)
         rep.insert(0, Diagnostic("error", 0, 0, msg + " (a PTX ISA version looks like 8.6)",
                                  "unknown-version", msg))
         return rep
     arg_t = _norm_target(target)
     v = arg_v if arg_v is not None else prog.version
     t = arg_t if arg_t is not None else prog.target
-    c = _Checker(prog, v, t, strict if strict is not None else prog.kind == "module")
+    c = _Checker(prog, v, t, strict if strict is not None else prog.kind == "module", rel)
     c.header(arg_v, arg_t)
     c.declarations()
     for ins in prog.statements:
@@ -870,19 +866,22 @@ def check_program(prog, *, target=None, version=None, strict=None):
 
 @guarded("check")
 def check(text: str, *, target: str | None = None, version: str | tuple[int, int] | None = None,
-          strict: bool | None = None, mode: str = "auto") -> Report:
-    """Check PTX text as ptxas 13.0 would; return a :class:`Report` (a list of Diagnostics).
+          strict: bool | None = None, mode: str = "auto", ptxas: str | None = None) -> Report:
+    """Check PTX text as ptxas would; return a :class:`Report` (a list of Diagnostics).
 
     ``text``: a bare spelling (``fma.rn.relu.bf16``), a snippet of instructions, or a module.
     ``target``/``version`` (``'sm_90a'`` / ``'8.6'``) override or supply the module's
     ``.target``/``.version``; without either, a spelling or snippet is checked for spelling
     only (an 'info' diagnostic says so).  ``strict``: undeclared registers are errors (the
     default in modules; in snippets they are allowed, with a warning when the snippet declares
-    other registers).  A syntax error is returned as an error diagnostic, never raised."""
+    other registers).  ``ptxas``: the CUDA release whose .version/.target rules apply ('13.0',
+    '12.8'; 12.0 to 13.5, default 13.5: ptx/releases.py); an unknown release raises
+    PtxfpError.  A syntax error is returned as an error diagnostic, never raised."""
+    _release(ptxas)                   # an unknown release: one line, at once
     with paused_gc():
         try:
             prog = read(text, mode=mode)
         except PtxSyntaxError as e:
             d = Diagnostic("error", e.line or 0, e.col or 0, e.message, "syntax")
             return Report([d], kind=None)
-        return check_program(prog, target=target, version=version, strict=strict)
+        return check_program(prog, target=target, version=version, strict=strict, ptxas=ptxas)
