@@ -43,6 +43,7 @@ from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
+from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
 from .releases import release as _release
 from .reader import Addr, Imm, PtxSyntaxError, Vec, read
 
@@ -222,6 +223,8 @@ class Verdict:
     targets_message: str = ""
     slots: tuple = ()
     form: object = None
+    #: False: judged as ptxas judges it (ptx/sfu.py) but not computed by ptxfp
+    modeled: bool = True
 
     @property
     def ok(self):
@@ -542,7 +545,38 @@ def spelling_verdict(spelling):
         return _check_cvt(spelling, toks)
     if fam == "minmax":
         return _check_minmax(spelling, toks)
-    return Verdict(spelling, None)
+    if toks[0] in SFU_OPCODES:
+        return _check_sfu(spelling, toks)
+    return _check_parsed(spelling)
+
+
+def _check_sfu(spelling, toks):
+    """tanh/ex2/lg2/rcp/sqrt/rsqrt/sin/cos: judged by the table of ptx/sfu.py whether or not
+    ptxfp computes the form (rcp/sqrt .rn on .f32/.f64 it does)."""
+    op, rest = toks[0], toks[1:]
+    if _unknown_modifiers(spelling, op):
+        return Verdict(spelling, None)       # reported as for any instruction: Unknown modifier
+    errs, requires = sfu_verdict(op, rest, PTX_TYPES, ROUNDING_TOKENS)
+    parsed = _check_parsed(spelling) if not errs else None
+    if parsed is not None and parsed.family is not None:
+        return dataclasses.replace(parsed, requires=tuple(requires) + tuple(parsed.requires))
+    return Verdict(spelling, "sfu", tuple(errs), tuple(requires), modeled=False)
+
+
+def _check_parsed(spelling):
+    """A spelling of the families ptxfp.compute and the interpreter compute beyond those above
+    (cvt with integers and .f64, setp/set/selp, .f32/.f64 min/max/abs/neg/copysign/testp, .f64
+    arithmetic, div/rcp/sqrt, the integer instructions): modeled when ptxfp's parser takes it,
+    with the row's requirements; their operands are not checked here (the rows' operand classes
+    are the computed types, narrower than what ptxas takes).  Otherwise not modeled."""
+    try:
+        ins = parse(spelling)
+    except SpellingError:
+        return Verdict(spelling, None)
+    if ins.family in ("arith", "cvt", "minmax", "mma"):
+        return Verdict(spelling, None)       # their own checks above decided not to model it
+    return Verdict(spelling, ins.family, (), tuple(ins.row.requires), ins.row.targets,
+                   ins.row.targets_message, (), ins)
 
 
 def requirement_messages(verdict, version, target):
@@ -707,6 +741,21 @@ class _Checker:
                          f"'{ins.opcode_spelling}' is not modeled by ptxfp (only its name and "
                          "modifiers are checked)", "unmodeled")
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
+            return
+        if not v.modeled:
+            # judged as ptxas judges it (ptx/sfu.py), not computed by ptxfp
+            self.unmodeled += 1
+            name = known_opcode(ins.opcode_spelling) or ins.opcode
+            self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
+            for rule, msg in v.errors:
+                self.add("error", ins.line, ins.col, msg, rule, msg)
+            if v.errors:
+                return
+            for rule, msg in requirement_messages(v, self.version, self.target):
+                self.add("error", ins.line, ins.col, msg, rule, msg)
+            self.add("info", ins.line, ins.col,
+                     f"'{ins.opcode_spelling}' is not computed by ptxfp (its spelling and "
+                     "requirements are checked)", "unmodeled")
             return
         self.modeled += 1
         if self.prog.kind != "spelling" and v.family == "mma" and v.form is not None:
