@@ -273,6 +273,7 @@ def test_module_operands():
     rep = ptxfp.check(MODULE)
     got = [(d.line, d.rule) for d in rep.errors]
     assert got == [
+        (13, "undeclared"),        # %rd1 of ld (not modeled, its names checked: issue 29/22)
         (16, "operand-type"),      # .f16 register for a bf16 operand
         (18, "operand-type"),      # .f32 register for an f16x2 operand
         (19, "operand-count"),     # fma with three operands
@@ -293,6 +294,22 @@ def test_module_operands():
     summary = rep[-1]
     assert summary.rule == "summary" and summary.message == \
         "15 instructions: 13 modeled by ptxfp, 2 not modeled"
+
+
+def test_names_ptxas_rejects_in_any_instruction():
+    """issue 29 item 22: undeclared registers, %r64 past %r<64>, a label defined twice in one
+    block are ptxas errors (messages measured with ptxas 13.5), whatever the instruction."""
+    text = (".version 9.5\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+            ".reg .b32 %r<64>;\nmov.b32 %r64, 1;\nmov.b32 %x, %r1;\nL1:\n"
+            "add.s32 %r1, %r1, %q;\nmov.u32 %r2, %tid.x;\nL1:\nret;\n}\n")
+    rep = ptxfp.check(text)
+    assert [(d.line, d.ptxas) for d in rep.errors] == [
+        (7, "Unknown symbol '%r64'"), (8, "Unknown symbol '%x'"), (10, "Unknown symbol '%q'"),
+        (12, "Duplicate definition of label 'L1'")]
+    from ptxfp.ptx.reader import name_errors
+    assert [m for _, _, m in name_errors(read(text))] == [d.ptxas for d in rep.errors]
+    # the same label in two blocks (nvcc's inline asm) is legal
+    assert ptxfp.check("{\nL: ret;\n}\n{\nL: ret;\n}\n").ok
 
 
 def test_module_target_argument_overrides():

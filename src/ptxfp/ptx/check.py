@@ -45,7 +45,7 @@ from ..spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
 from .releases import release as _release
-from .reader import Addr, Imm, PtxSyntaxError, Vec, read
+from .reader import Addr, Imm, PtxSyntaxError, Vec, read, undeclared_registers
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
            "requirement_messages", "KNOWN_VERSIONS", "TARGET_MIN_VERSION", "RULES"]
@@ -68,6 +68,7 @@ RULES = {
     "operand-type": "an operand of a register type or immediate kind the form does not take",
     "vector-operand": "a vector operand where none is allowed",
     "undeclared": "a register that is not declared",
+    "duplicate-label": "a label defined twice ('Duplicate definition of label')",
     "reg-type": "a register declaration of a type ptxas does not have or needs a newer target",
     "unknown-version": "a .version the ptxas release does not know",
     "unknown-target": "a .target the ptxas release does not know",
@@ -848,6 +849,24 @@ class _Checker:
                          f"{mismatch}: {where} '{o.name}' is {what}; it takes "
                          f"{_allowed_words(cls)}", "operand-type", mismatch)
 
+    def names(self):
+        """What ptxas rejects in the names of any instruction, modeled or not (issue 29 item
+        22): a label defined twice, and (in modules) a % register no declaration names."""
+        for name, line, col in self.prog.duplicate_labels:
+            msg = f"Duplicate definition of label '{name}'"
+            self.add("error", line, col, msg, "duplicate-label", msg)
+        if not self.strict:
+            return
+        seen = {(d.line, d.col) for d in self.diags if d.rule == "undeclared"}
+        for ins in self.prog.statements:
+            for r in undeclared_registers(self.prog, ins):
+                line, col = r.line or ins.line, r.col or ins.col
+                if (line, col) in seen:
+                    continue
+                seen.add((line, col))
+                self.current = ins
+                self.symbol(r.name.lstrip("!"), line, col, None)
+
     def symbol(self, name, line, col, cls):
         """The Decl of a name used as an operand, or None (after reporting it if it must be
         declared)."""
@@ -904,6 +923,7 @@ def check_program(prog, *, target=None, version=None, strict=None, ptxas=None):
     c.declarations()
     for ins in prog.statements:
         c.instruction(ins)
+    c.names()
     diags = sorted(c.diags, key=lambda d: (d.line, d.col))
     n = c.modeled + c.unmodeled
     diags.append(Diagnostic("info", 0, 0, f"{n} instruction{'s' if n != 1 else ''}: "
