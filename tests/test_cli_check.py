@@ -68,8 +68,8 @@ def test_errors_only_and_verbose(capsys, module, monkeypatch):
     assert f"{module}: info: not modeled: ld 2, fmaa 1, mov 1, ret 1, st 1 [unmodeled]" in out
     rc, out, _ = cli(capsys, "check", module, "-vv")
     assert out.count("is not modeled by ptxfp") == 5        # one per instruction
-    rc, out, _ = cli(capsys, "check", "-", stdin=b"add.f64", monkeypatch=monkeypatch)
-    assert rc == 0 and "'add.f64' is not modeled" in out   # a bare spelling: say it
+    rc, out, _ = cli(capsys, "check", "-", stdin=b"ld.global.f64", monkeypatch=monkeypatch)
+    assert rc == 0 and "'ld.global.f64' is not modeled" in out   # a bare spelling: say it
 
 
 def test_real_module_is_quiet(capsys):

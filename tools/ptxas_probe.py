@@ -202,9 +202,10 @@ TRIVIAL = ["mov.b32 r0, 0;"]
 
 CANDIDATE_TARGETS = [f"sm_{n}{s}" for n in
                      (10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 73,
-                      75, 80, 82, 86, 87, 88, 89, 90, 100, 101, 102, 103, 110, 120, 121, 122, 130)
+                      75, 80, 82, 86, 87, 88, 89, 90, 100, 101, 102, 103, 107, 110, 120, 121, 122,
+                      130)
                      for s in ("", "a", "f")]
-CANDIDATE_VERSIONS_EXTRA = ["3.2", "4.4", "5.2", "6.6", "7.9", "8.9", "9.1", "10.0"]
+CANDIDATE_VERSIONS_EXTRA = ["3.2", "4.4", "5.2", "6.6", "7.9", "8.9", "9.1", "9.6", "10.0"]
 
 
 def probe_environment(workdir, log):
@@ -563,6 +564,43 @@ def gen_small_spellings():
             add(list(seq) + tt, opnds)
         for x in ("rna", "rni", "oob", "foo"):
             add(["rn", "satfinite", x] + tt, opnds)
+    return out
+
+
+SFU_OPS = ("tanh", "ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos")
+SFU_TYPES = ("f16", "f16x2", "bf16", "bf16x2", "f32", "f64")
+SFU_REG = {"f16": "h", "bf16": "h", "f16x2": "r", "bf16x2": "r", "f32": "f", "f64": "g"}
+
+
+def gen_sfu_spellings():
+    """The SFU group ('sfu', ``--groups sfu``): tanh, ex2, lg2, rcp, sqrt, rsqrt, sin and cos
+    on every float type, with each subset of {.approx, .ftz} and each one rounding modifier
+    (or none), in the manual's order, and a few misorders, repeats and foreign modifiers: the
+    grid check() is held to for the instructions ptxfp does not compute."""
+    out, seen = [], set()
+
+    def add(op, toks, ty):
+        r = SFU_REG[ty]
+        sp, line = ops_line(op, toks, [r + "0", r + "1"])
+        if line not in seen:
+            seen.add(line)
+            out.append({"group": "sfu", "op": op, "spelling": sp, "line": line})
+
+    for op in SFU_OPS:
+        for ty in SFU_TYPES:
+            for rnd in (None, "rn", "rz", "rm", "rp"):
+                for mods in ((), ("approx",), ("ftz",), ("approx", "ftz"), ("full",),
+                             ("full", "ftz"), ("sat",), ("approx", "sat"), ("relu",)):
+                    add(op, ([rnd] if rnd else []) + list(mods) + [ty], ty)
+            add(op, ["ftz", "approx", ty], ty)                 # order
+            add(op, ["approx", "approx", ty], ty)              # repeats
+            add(op, ["approx", "ftz", "ftz", ty], ty)
+            add(op, ["rn", "rz", ty], ty)
+            add(op, ["approx", "ftz", "foo", ty], ty)          # unknown token
+            if ty != "f32":
+                add(op, ["approx", "ftz", "f32", ty], ty)          # two types
+        add(op, ["approx", "ftz"], "f32")                      # no type
+        add(op, ["approx", "f8"], "f32")
     return out
 
 
@@ -1004,9 +1042,10 @@ def probe_group(args, workdir, cmdline, log):
     with open(os.path.join(args.out, "spellings.jsonl")) as f:
         base = json.loads(f.readline())
     versions, targets, arch_of = base["versions"], base["targets"], base["arch_of_target"]
-    if args.groups != "cvt-small":
-        raise SystemExit(f"unknown group {args.groups!r} (known: cvt-small)")
-    sp = gen_small_spellings()
+    if args.groups not in GROUPS:
+        raise SystemExit(f"unknown group {args.groups!r} (known: {', '.join(GROUPS)})")
+    gen, decls = GROUPS[args.groups]
+    sp = gen()
     log(f"{len(sp)} spellings of group {args.groups}; versions {versions[0]}..{versions[-1]}, "
         f"{len(targets)} targets")
     pool = Pool(args.jobs, initializer=_init, initargs=(workdir, PTXAS))
@@ -1021,7 +1060,7 @@ def probe_group(args, workdir, cmdline, log):
         return out
 
     table, finals, mism, obs = sweep_spellings(sp, versions, targets, arch_of, run_many,
-                                               SMALL_DECLS, random.Random(args.seed),
+                                               decls, random.Random(args.seed),
                                                args.sample, log)
     pool.close()
     pool.join()
@@ -1033,7 +1072,7 @@ def probe_group(args, workdir, cmdline, log):
         "command": cmdline, "versions": versions, "targets": targets,
         "arch_of_target": arch_of,
         "ptx_template": make_ptx(["<instruction line>"], "<version>", "<target>",
-                                 SMALL_DECLS)[0],
+                                 decls)[0],
         "ptxas_command": "ptxas -arch <arch_of_target[target]> FILE.ptx -o /dev/null",
         "messages": table,
         "notes": base["notes"] + [
@@ -1064,6 +1103,10 @@ def probe_group(args, workdir, cmdline, log):
             f.write(json.dumps(r, separators=(",", ":")) + "\n")
     log(f"wrote {path}: {header['counts']}")
     return 0
+
+
+#: --groups NAME: (generator, register declarations) of the groups written to their own file
+GROUPS = {"cvt-small": (gen_small_spellings, SMALL_DECLS), "sfu": (gen_sfu_spellings, BASE_DECLS)}
 
 
 def read_records(out):

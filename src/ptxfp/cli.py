@@ -452,9 +452,9 @@ def cmd_check(args, out):
         from .ptx.check import check
     except ImportError as e:                      # pragma: no cover (check.py is part of ptxfp)
         raise CliError(f"the checker is not available: {e}") from None
-    _check_target_version(args.target, args.version)
+    _check_target_version(args.target, args.version, args.ptxas)
     name, text = _read_source(args.file)
-    report = check(text, target=args.target, version=args.version)
+    report = check(text, target=args.target, version=args.version, ptxas=args.ptxas)
     errors = [d for d in report if d.severity == "error"]
     warnings = [d for d in report if d.severity == "warning"]
     counts = dict(sorted(report.unmodeled_counts.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -502,26 +502,32 @@ def _cli_words(message):
     return message.replace("pass target= and version=", "give --target and --version")
 
 
-def _check_target_version(target, version):
-    """--target and --version name a known target and PTX ISA version, or the command line is
-    wrong (exit 2; inside a file the same words are findings of check)."""
+def _check_target_version(target, version, ptxas=None):
+    """--ptxas, --target and --version name a known release, target and PTX ISA version, or
+    the command line is wrong (exit 2; inside a file the same words are findings of check)."""
     import importlib
     chk = importlib.import_module(__package__ + ".ptx.check")   # the module (ptx.check is
-    if target is not None:                                     # also the function's name)
+    from .ptx import releases                                  # also the function's name)
+    try:
+        rel = releases.release(ptxas)
+    except PtxfpError as e:
+        raise CliError(f"--ptxas {ptxas}: {e}") from None
+    if target is not None:
         t = chk._norm_target(target)
-        if t not in chk.TARGET_MIN_VERSION:
-            raise CliError(f"--target {target}: not a target ptxas knows; --target takes sm_XX "
-                           f"with an optional a/f suffix: "
-                           f"{', '.join(sorted(chk.TARGET_MIN_VERSION, key=_target_key))}")
+        if t not in rel.targets:
+            raise CliError(f"--target {target}: not a target ptxas {rel.name} knows; --target "
+                           f"takes sm_XX with an optional a/f suffix: "
+                           f"{', '.join(sorted(rel.targets, key=_target_key))}")
     if version is not None:
         try:
             v = chk._norm_version(version)
         except ValueError:
             v = None
-        if v not in chk.KNOWN_VERSIONS:
-            raise CliError(f"--version {version}: not a PTX ISA version; --version takes X.Y, "
-                           f"{'.'.join(map(str, chk.KNOWN_VERSIONS[0]))} to "
-                           f"{'.'.join(map(str, chk.KNOWN_VERSIONS[-1]))} (e.g. 8.6)")
+        if v not in rel.versions:
+            raise CliError(f"--version {version}: not a PTX ISA version ptxas {rel.name} "
+                           f"knows; --version takes X.Y, "
+                           f"{'.'.join(map(str, rel.versions[0]))} to "
+                           f"{'.'.join(map(str, rel.versions[-1]))} (e.g. 8.6)")
 
 
 def _target_key(t):
@@ -1059,6 +1065,7 @@ exit status: 1 when any finding is an error, 0 otherwise (2: the command itself 
 examples:
   ptxfp check kernel.ptx
   ptxfp check kernel.ptx --target sm_80 --version 7.0
+  ptxfp check kernel.ptx --ptxas 13.0   # as CUDA 13.0's ptxas (PTX ISA up to 9.0)
   echo 'fma.rn.oob.relu.bf16x2' | ptxfp check - --target sm_90 --version 8.1
   ptxfp check kernel.ptx -q             # errors only
   ptxfp check kernel.ptx -v             # and the instructions not modeled, per name
@@ -1143,11 +1150,15 @@ def build_parser():
 
     c = sub.add_parser("check", help="check PTX as ptxas would",
                        description="Check the instructions ptxfp models in a PTX file, snippet "
-                       "or spelling as ptxas 13.0 would.", epilog=_CHECK_EPILOG,
+                       "or spelling as ptxas would (CUDA 13.5 unless --ptxas names another "
+                       "release).", epilog=_CHECK_EPILOG,
                        formatter_class=fmt)
     c.add_argument("file", metavar="FILE", help="a PTX file, or - for stdin")
     c.add_argument("--target", metavar="sm_XX", help="override or supply .target")
     c.add_argument("--version", metavar="X.Y", help="override or supply .version")
+    c.add_argument("--ptxas", metavar="R", default=None,
+                   help="the CUDA release whose .version/.target rules apply, 12.0 to 13.5 "
+                        "(default 13.5)")
     c.add_argument("--json", action="store_true", help="print JSON")
     c.add_argument("-q", "--errors-only", action="store_true",
                    help="print the errors only, no summary")

@@ -44,7 +44,9 @@ from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
-from .reader import Addr, Imm, PtxSyntaxError, Vec, read
+from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
+from .releases import release as _release
+from .reader import Addr, Imm, PtxSyntaxError, Vec, read, undeclared_registers
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
            "requirement_messages", "KNOWN_VERSIONS", "TARGET_MIN_VERSION", "RULES"]
@@ -67,9 +69,10 @@ RULES = {
     "operand-type": "an operand of a register type or immediate kind the form does not take",
     "vector-operand": "a vector operand where none is allowed",
     "undeclared": "a register that is not declared",
+    "duplicate-label": "a label defined twice ('Duplicate definition of label')",
     "reg-type": "a register declaration of a type ptxas does not have or needs a newer target",
-    "unknown-version": "a .version ptxas 13.0 does not know",
-    "unknown-target": "a .target ptxas 13.0 does not know",
+    "unknown-version": "a .version the ptxas release does not know",
+    "unknown-target": "a .target the ptxas release does not know",
     "target-version": "a .target that needs a newer .version",
     "missing-version": "a module without .version",
     "missing-target": "a module without .target",
@@ -142,26 +145,12 @@ class Report(list[Diagnostic]):
 
 
 # ---------------------------------------------------------------------------------------------
-# versions and targets (ptxas 13.0: --list-version, and the lowest .version accepted with each
-# .target; tests/data/ptxas/targets.json, and by hand for the targets below sm_50)
+# versions and targets: per ptxas release (releases.py); these names are the default release's
 
-KNOWN_VERSIONS = tuple((int(a), int(b)) for a, b in (v.split(".") for v in (
-    "1.0 1.1 1.2 1.3 1.4 1.5 2.0 2.1 2.2 2.3 3.0 3.1 3.2 4.0 4.1 4.2 4.3 5.0 5.1 6.0 6.1 6.2 "
-    "6.3 6.4 6.5 7.0 7.1 7.2 7.3 7.4 7.5 7.6 7.7 7.8 8.0 8.1 8.2 8.3 8.4 8.5 8.6 8.7 8.8 "
-    "9.0").split()))
-CURRENT_VERSION = KNOWN_VERSIONS[-1]
-
-TARGET_MIN_VERSION = {
-    "sm_10": (1, 0), "sm_11": (1, 0), "sm_12": (1, 2), "sm_13": (1, 2), "sm_20": (2, 0),
-    "sm_21": (2, 0), "sm_30": (3, 0), "sm_32": (4, 0), "sm_35": (3, 1), "sm_37": (4, 1),
-    "sm_50": (4, 0), "sm_52": (4, 1), "sm_53": (4, 2), "sm_60": (5, 0), "sm_61": (5, 0),
-    "sm_62": (5, 0), "sm_70": (5, 1), "sm_72": (6, 1), "sm_75": (6, 3), "sm_80": (7, 0),
-    "sm_82": (6, 2), "sm_86": (7, 1), "sm_87": (7, 4), "sm_88": (7, 3), "sm_89": (7, 8),
-    "sm_90": (7, 8), "sm_90a": (8, 0), "sm_100": (8, 6), "sm_100a": (8, 6), "sm_100f": (8, 8),
-    "sm_101": (8, 6), "sm_101a": (8, 6), "sm_101f": (8, 8), "sm_103": (8, 8), "sm_103a": (8, 8),
-    "sm_103f": (8, 8), "sm_110": (9, 0), "sm_110a": (9, 0), "sm_110f": (9, 0), "sm_120": (8, 7),
-    "sm_120a": (8, 7), "sm_120f": (8, 8), "sm_121": (8, 8), "sm_121a": (8, 8), "sm_121f": (8, 8),
-}
+_DEFAULT = _release()
+KNOWN_VERSIONS = _DEFAULT.versions
+CURRENT_VERSION = _DEFAULT.current
+TARGET_MIN_VERSION = _DEFAULT.targets
 #: other entries a .target list may carry
 TARGET_OPTIONS = ("texmode_unified", "texmode_independent", "debug", "map_f64_to_f32")
 
@@ -236,6 +225,8 @@ class Verdict:
     targets_message: str = ""
     slots: tuple = ()
     form: object = None
+    #: False: judged as ptxas judges it (ptx/sfu.py) but not computed by ptxfp
+    modeled: bool = True
 
     @property
     def ok(self):
@@ -556,7 +547,38 @@ def spelling_verdict(spelling):
         return _check_cvt(spelling, toks)
     if fam == "minmax":
         return _check_minmax(spelling, toks)
-    return Verdict(spelling, None)
+    if toks[0] in SFU_OPCODES:
+        return _check_sfu(spelling, toks)
+    return _check_parsed(spelling)
+
+
+def _check_sfu(spelling, toks):
+    """tanh/ex2/lg2/rcp/sqrt/rsqrt/sin/cos: judged by the table of ptx/sfu.py whether or not
+    ptxfp computes the form (rcp/sqrt .rn on .f32/.f64 it does)."""
+    op, rest = toks[0], toks[1:]
+    if _unknown_modifiers(spelling, op):
+        return Verdict(spelling, None)       # reported as for any instruction: Unknown modifier
+    errs, requires = sfu_verdict(op, rest, PTX_TYPES, ROUNDING_TOKENS)
+    parsed = _check_parsed(spelling) if not errs else None
+    if parsed is not None and parsed.family is not None:
+        return dataclasses.replace(parsed, requires=tuple(requires) + tuple(parsed.requires))
+    return Verdict(spelling, "sfu", tuple(errs), tuple(requires), modeled=False)
+
+
+def _check_parsed(spelling):
+    """A spelling of the families ptxfp.compute and the interpreter compute beyond those above
+    (cvt with integers and .f64, setp/set/selp, .f32/.f64 min/max/abs/neg/copysign/testp, .f64
+    arithmetic, div/rcp/sqrt, the integer instructions): modeled when ptxfp's parser takes it,
+    with the row's requirements; their operands are not checked here (the rows' operand classes
+    are the computed types, narrower than what ptxas takes).  Otherwise not modeled."""
+    try:
+        ins = parse(spelling)
+    except SpellingError:
+        return Verdict(spelling, None)
+    if ins.family in ("arith", "cvt", "minmax", "mma"):
+        return Verdict(spelling, None)       # their own checks above decided not to model it
+    return Verdict(spelling, ins.family, (), tuple(ins.row.requires), ins.row.targets,
+                   ins.row.targets_message, (), ins)
 
 
 def requirement_messages(verdict, version, target):
@@ -607,8 +629,9 @@ def _allowed_words(cls):
 
 
 class _Checker:
-    def __init__(self, prog, version, target, strict):
+    def __init__(self, prog, version, target, strict, release=_DEFAULT):
         self.prog = prog
+        self.release = release
         self.version = version
         self.target = target
         self.strict = strict
@@ -638,17 +661,18 @@ class _Checker:
             if target is None:
                 self.add("error", 1, 1, "Missing .target directive at start of file",
                          "missing-target", "Missing .target directive at start of file")
-        if version is not None and version not in KNOWN_VERSIONS:
+        rel = self.release
+        if version is not None and version not in rel.versions:
             msg = (f"Unsupported .version {_vstr(version)}; current version is "
-                   f"'{_vstr(CURRENT_VERSION)}'")
-            self.add("error", vline, vcol, msg, "unknown-version", msg)
+                   f"'{_vstr(rel.current)}'")
+            self.add("error", vline, vcol, msg + self._release_note(), "unknown-version", msg)
             self.version = None
-        if target is not None and target not in TARGET_MIN_VERSION:
+        if target is not None and target not in rel.targets:
             msg = f"Unsupported .target '{target}'"
-            self.add("error", tline, tcol, msg, "unknown-target", msg)
+            self.add("error", tline, tcol, msg + self._release_note(), "unknown-target", msg)
             self.target = None
         if self.version is not None and self.target is not None:
-            need = TARGET_MIN_VERSION[self.target]
+            need = rel.targets[self.target]
             if self.version < need:
                 msg = f"PTX .version {_vstr(self.version)} does not support .target {self.target}"
                 self.add("error", tline, tcol,
@@ -671,6 +695,12 @@ class _Checker:
         elif self.target is None:
             self.add("info", 0, 0, "no .target given: target requirements not checked",
                      "spelling-only")
+
+    def _release_note(self):
+        """Which ptxas release said it, where it is not the default one."""
+        if self.release is _DEFAULT:
+            return ""
+        return f" (ptxas {self.release.name})"
 
     def declarations(self):
         # one finding per declaration: a range %h<N> is one declaration (as ptxas says it)
@@ -713,6 +743,21 @@ class _Checker:
                          f"'{ins.opcode_spelling}' is not modeled by ptxfp (only its name and "
                          "modifiers are checked)", "unmodeled")
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
+            return
+        if not v.modeled:
+            # judged as ptxas judges it (ptx/sfu.py), not computed by ptxfp
+            self.unmodeled += 1
+            name = known_opcode(ins.opcode_spelling) or ins.opcode
+            self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
+            for rule, msg in v.errors:
+                self.add("error", ins.line, ins.col, msg, rule, msg)
+            if v.errors:
+                return
+            for rule, msg in requirement_messages(v, self.version, self.target):
+                self.add("error", ins.line, ins.col, msg, rule, msg)
+            self.add("info", ins.line, ins.col,
+                     f"'{ins.opcode_spelling}' is not computed by ptxfp (its spelling and "
+                     "requirements are checked)", "unmodeled")
             return
         self.modeled += 1
         if self.prog.kind != "spelling" and v.family == "mma" and v.form is not None:
@@ -805,6 +850,24 @@ class _Checker:
                          f"{mismatch}: {where} '{o.name}' is {what}; it takes "
                          f"{_allowed_words(cls)}", "operand-type", mismatch)
 
+    def names(self):
+        """What ptxas rejects in the names of any instruction, modeled or not (issue 29 item
+        22): a label defined twice, and (in modules) a % register no declaration names."""
+        for name, line, col in self.prog.duplicate_labels:
+            msg = f"Duplicate definition of label '{name}'"
+            self.add("error", line, col, msg, "duplicate-label", msg)
+        if not self.strict:
+            return
+        seen = {(d.line, d.col) for d in self.diags if d.rule == "undeclared"}
+        for ins in self.prog.statements:
+            for r in undeclared_registers(self.prog, ins):
+                line, col = r.line or ins.line, r.col or ins.col
+                if (line, col) in seen:
+                    continue
+                seen.add((line, col))
+                self.current = ins
+                self.symbol(r.name.lstrip("!"), line, col, None)
+
     def symbol(self, name, line, col, cls):
         """The Decl of a name used as an operand, or None (after reporting it if it must be
         declared)."""
@@ -841,25 +904,27 @@ class _Checker:
         return None
 
 
-def check_program(prog, *, target=None, version=None, strict=None):
+def check_program(prog, *, target=None, version=None, strict=None, ptxas=None):
     """:func:`check` on a Program already read."""
+    rel = _release(ptxas)
     try:
         arg_v = _norm_version(version)
     except ValueError:
         # as an unknown target is a diagnostic, so is an unreadable version argument
         msg = f"Unsupported .version '{version}'"
-        rep = check_program(prog, target=target, version=None, strict=strict)
+        rep = check_program(prog, target=target, version=None, strict=strict, ptxas=ptxas)
         rep.insert(0, Diagnostic("error", 0, 0, msg + " (a PTX ISA version looks like 8.6)",
                                  "unknown-version", msg))
         return rep
     arg_t = _norm_target(target)
     v = arg_v if arg_v is not None else prog.version
     t = arg_t if arg_t is not None else prog.target
-    c = _Checker(prog, v, t, strict if strict is not None else prog.kind == "module")
+    c = _Checker(prog, v, t, strict if strict is not None else prog.kind == "module", rel)
     c.header(arg_v, arg_t)
     c.declarations()
     for ins in prog.statements:
         c.instruction(ins)
+    c.names()
     diags = sorted(c.diags, key=lambda d: (d.line, d.col))
     n = c.modeled + c.unmodeled
     diags.append(Diagnostic("info", 0, 0, f"{n} instruction{'s' if n != 1 else ''}: "
@@ -871,19 +936,22 @@ def check_program(prog, *, target=None, version=None, strict=None):
 
 @guarded("check")
 def check(text: str, *, target: str | None = None, version: str | tuple[int, int] | None = None,
-          strict: bool | None = None, mode: str = "auto") -> Report:
-    """Check PTX text as ptxas 13.0 would; return a :class:`Report` (a list of Diagnostics).
+          strict: bool | None = None, mode: str = "auto", ptxas: str | None = None) -> Report:
+    """Check PTX text as ptxas would; return a :class:`Report` (a list of Diagnostics).
 
     ``text``: a bare spelling (``fma.rn.relu.bf16``), a snippet of instructions, or a module.
     ``target``/``version`` (``'sm_90a'`` / ``'8.6'``) override or supply the module's
     ``.target``/``.version``; without either, a spelling or snippet is checked for spelling
     only (an 'info' diagnostic says so).  ``strict``: undeclared registers are errors (the
     default in modules; in snippets they are allowed, with a warning when the snippet declares
-    other registers).  A syntax error is returned as an error diagnostic, never raised."""
+    other registers).  ``ptxas``: the CUDA release whose .version/.target rules apply ('13.0',
+    '12.8'; 12.0 to 13.5, default 13.5: ptx/releases.py); an unknown release raises
+    PtxfpError.  A syntax error is returned as an error diagnostic, never raised."""
+    _release(ptxas)                   # an unknown release: one line, at once
     with paused_gc():
         try:
             prog = read(text, mode=mode)
         except PtxSyntaxError as e:
             d = Diagnostic("error", e.line or 0, e.col or 0, e.message, "syntax")
             return Report([d], kind=None)
-        return check_program(prog, target=target, version=version, strict=strict)
+        return check_program(prog, target=target, version=version, strict=strict, ptxas=ptxas)

@@ -392,6 +392,9 @@ class Program:
     registers: Names = field(default_factory=lambda: Names())  #: name -> Decl, from .reg
     variables: Names = field(default_factory=lambda: Names())  #: other spaces (.shared ...)
     labels: dict = field(default_factory=dict)       #: label -> (line, col)
+    #: (label, line, col) of each label defined a second time in one function (or snippet):
+    #: ptxas' "Duplicate definition of label 'L1'" (name_errors())
+    duplicate_labels: list = field(default_factory=list)
     directives: list = field(default_factory=list)   #: other directives: (name, line, col)
     scope: Scope = field(default_factory=Scope, repr=False)  #: the outermost scope
 
@@ -403,6 +406,65 @@ class Program:
             if d is not None:
                 return d
         return self.registers.get(name) or self.variables.get(name)
+
+
+#: PTX's special registers (PTX ISA, chapter 10): never declared
+SPECIAL_REGISTER = re.compile(
+    r"%(tid|ntid|ctaid|nctaid|clusterid|nclusterid|cluster_ctaid|cluster_nctaid)(\.[xyz])?$"
+    r"|%(laneid|warpid|nwarpid|smid|nsmid|gridid|is_explicit_cluster|cluster_ctarank"
+    r"|cluster_nctarank|lanemask_(eq|le|lt|ge|gt)|clock|clock_hi|clock64|globaltimer"
+    r"|globaltimer_lo|globaltimer_hi|total_smem_size|aggr_smem_size|dynamic_smem_size"
+    r"|current_graph_exec|warpsize|reserved_smem_offset_\w+|pm[0-7](_64)?|envreg\d+)$")
+
+
+def _operand_names(o):
+    if isinstance(o, Reg):
+        yield o
+    elif isinstance(o, Vec):
+        for i in o.items:
+            yield from _operand_names(i)
+    elif isinstance(o, Addr):
+        if o.base is not None:
+            yield o.base
+        for i in o.extra:
+            yield from _operand_names(i)
+
+
+def undeclared_registers(prog, ins):
+    """The ``%`` names among the operands (and guard) of ``ins`` that no ``.reg`` (or other
+    declaration) in scope declares and that are no special register: ptxas' "Unknown symbol
+    '%r64'" (``%r64`` past ``.reg .b32 %r<64>`` too).  Names without ``%`` (labels, parameters,
+    functions) are not looked at.  For modules; a snippet may leave its registers undeclared."""
+    out = []
+    names = list(_operand_names_all(ins))
+    for r in names:
+        n = r.name.lstrip("!")
+        if not n.startswith("%") or SPECIAL_REGISTER.match(n):
+            continue
+        if prog.lookup(n, ins) is None:
+            out.append(r)
+    return out
+
+
+def _operand_names_all(ins):
+    if ins.predicate is not None:
+        yield Reg(ins.predicate.name, ins.predicate.line, ins.predicate.col)
+    for o in ins.operands:
+        yield from _operand_names(o)
+
+
+def name_errors(prog):
+    """[(line, col, ptxas' message)] of what ptxas rejects in a module's names: a label
+    defined twice in one function, a ``%`` register no declaration in scope names (see
+    :func:`undeclared_registers`).  ``ptxfp.check`` reports these; the interpreter calls this
+    to refuse the same modules."""
+    out = [(line, col, f"Duplicate definition of label '{name}'")
+           for name, line, col in prog.duplicate_labels]
+    if prog.kind == "module":
+        for ins in prog.statements:
+            for r in undeclared_registers(prog, ins):
+                out.append((r.line or ins.line, r.col or ins.col, f"Unknown symbol '{r.name}'"))
+    return sorted(out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,6 +656,7 @@ class _Parser:
         self.prog = Program(kind=kind, text=text)
         self.func = None
         self.scope = self.prog.scope
+        self._block_labels = {}          #: id(scope) -> (scope, labels defined in that block)
 
     # -- token helpers
     @property
@@ -982,6 +1045,11 @@ class _Parser:
             self.next()
             self.next()
             labels = self.func.labels if self.func is not None else None
+            # labels are scoped by block as registers are: nvcc's inline-asm blocks reuse them
+            block = self._block_labels.setdefault(id(self.scope), (self.scope, set()))[1]
+            if t.text in block:
+                self.prog.duplicate_labels.append((t.text, t.line, t.col))
+            block.add(t.text)
             self.prog.labels.setdefault(t.text, (t.line, t.col))
             if labels is not None:
                 labels.setdefault(t.text, (t.line, t.col))
