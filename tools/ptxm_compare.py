@@ -10,8 +10,8 @@ shared library (with a small batch wrapper of ptxfp's own), then compares
     python tools/ptxm_compare.py --src ... --record tests/data/sfu_ptxm_sm75.npz
 
 ``--stride S`` compares every S-th bit pattern (offset by a per-form odd number) plus the
-special ranges: every subnormal's neighbourhood of zero, the whole of [2^-127, 2^-125] and
-[2^125, 2^128], every power of two, inf/NaN, and the first and last 2^16 patterns of every
+special ranges: the 2^20 patterns above zero (subnormals), 2^16 either side of
+2^-126 and of 2^126, the top 2^16 below inf, every power of two, inf/NaN, and the first and last 2^16 patterns of every
 binade.  ``--record`` writes, per form, inputs that cover every table segment (for each M-bit
 segment index and exponent parity: random lower significands) with specials and subnormals,
 and ptx-math's answers, as a compressed .npz for the default test suite.
@@ -84,8 +84,9 @@ def reference(so: ctypes.CDLL, func: str, x: np.ndarray) -> np.ndarray:
 def special_inputs() -> np.ndarray:
     """The special ranges (see the module docstring), both signs."""
     parts = [np.arange(0, 1 << 20, dtype=np.uint32),                      # 0 and subnormals
-             np.arange(0x007F0000, 0x01800000, dtype=np.uint32),          # around 2^-126
-             np.arange(0x7E000000, 0x7F800000, dtype=np.uint32),          # 2^125 .. max
+             np.arange(0x007F0000, 0x00810000, dtype=np.uint32),          # around 2^-126
+             np.arange(0x7E7F0000, 0x7E810000, dtype=np.uint32),          # around 2^126
+             np.arange(0x7F7F0000, 0x7F800000, dtype=np.uint32),          # up to max
              np.arange(0x7F800000, 0x7F800010, dtype=np.uint32),          # inf, NaNs
              np.array([0x7FFFFFFF, 0x7FC00000], dtype=np.uint32),
              (np.arange(1, 255, dtype=np.uint32) << 23)]                  # powers of two

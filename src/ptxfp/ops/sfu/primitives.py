@@ -25,7 +25,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import tables as T
+from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2_C2_TERM_ALIGNMENT,
+                     EX2_M, EX2_SUM_WEIGHT, EX2_TABLE, LG2_BIAS, LG2_C0_TERM_ALIGNMENT,
+                     LG2_C1_TERM_ALIGNMENT, LG2_C2_TERM_ALIGNMENT, LG2_M, LG2_SUM_WEIGHT,
+                     LG2_TABLE, RCP_BIAS, RCP_C0_TERM_ALIGNMENT, RCP_C1_TERM_ALIGNMENT,
+                     RCP_C2_TERM_ALIGNMENT, RCP_M, RCP_SUM_WEIGHT, RCP_TABLE, RSQRT_BIAS,
+                     RSQRT_C0_TERM_ALIGNMENT, RSQRT_C1_TERM_ALIGNMENT, RSQRT_C2_TERM_ALIGNMENT,
+                     RSQRT_M, RSQRT_SUM_WEIGHT, RSQRT_TABLE, SQRT_BIAS, SQRT_C0_TERM_ALIGNMENT,
+                     SQRT_C1_TERM_ALIGNMENT, SQRT_C2_TERM_ALIGNMENT, SQRT_M, SQRT_SUM_WEIGHT,
+                     SQRT_TABLE)
 
 __all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "MUFU", "MEASURED",
            "PRIMITIVES", "provenance", "SQ"]
@@ -71,16 +79,16 @@ def _tab(t: tuple[tuple[int, int, int], ...]) -> np.ndarray:
     return np.array(t, dtype=np.int64)
 
 
-RCP_T = _tab(T.RCP_TABLE)
-SQRT_T = _tab(T.SQRT_TABLE)
-RSQRT_T = _tab(T.RSQRT_TABLE)
-LG2_T = _tab(T.LG2_TABLE)
-EX2_T = _tab(T.EX2_TABLE)
-RCP_B = T.RCP_BIAS >> ((64 - T.RCP_SUM_WEIGHT) + 23)
-SQRT_B = T.SQRT_BIAS >> ((64 - T.SQRT_SUM_WEIGHT) + 23)
-RSQRT_B = T.RSQRT_BIAS >> ((64 - T.RSQRT_SUM_WEIGHT) + 23)
-LG2_B = T.LG2_BIAS >> ((64 - T.LG2_SUM_WEIGHT) + 23)
-EX2_B = T.EX2_BIAS >> ((64 - T.EX2_SUM_WEIGHT) + 23)
+RCP_T = _tab(RCP_TABLE)
+SQRT_T = _tab(SQRT_TABLE)
+RSQRT_T = _tab(RSQRT_TABLE)
+LG2_T = _tab(LG2_TABLE)
+EX2_T = _tab(EX2_TABLE)
+RCP_B = RCP_BIAS >> ((64 - RCP_SUM_WEIGHT) + 23)
+SQRT_B = SQRT_BIAS >> ((64 - SQRT_SUM_WEIGHT) + 23)
+RSQRT_B = RSQRT_BIAS >> ((64 - RSQRT_SUM_WEIGHT) + 23)
+LG2_B = LG2_BIAS >> ((64 - LG2_SUM_WEIGHT) + 23)
+EX2_B = EX2_BIAS >> ((64 - EX2_SUM_WEIGHT) + 23)
 F23 = (1 << 23) - 1
 
 
@@ -94,19 +102,19 @@ def mufu_rcp(x: int) -> int:
         return NAN if f else s                       # 1/inf = zero of its sign
     if e == 0:
         return s | 0x7F800000                        # 0 (or a flushed subnormal): inf
-    lo = 23 - T.RCP_M
+    lo = 23 - RCP_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
     c0 = RCP_T[xh, 0]
     c1 = RCP_T[xh, 1]
     c2 = RCP_T[xh, 2]
-    acc = ((c0 << T.RCP_C0_TERM_ALIGNMENT) - ((c1 * xl) << T.RCP_C1_TERM_ALIGNMENT)
-           + ((c2 * (square(xl << 1) >> 2)) << T.RCP_C2_TERM_ALIGNMENT) + RCP_B)
+    acc = ((c0 << RCP_C0_TERM_ALIGNMENT) - ((c1 * xl) << RCP_C1_TERM_ALIGNMENT)
+           + ((c2 * (square(xl << 1) >> 2)) << RCP_C2_TERM_ALIGNMENT) + RCP_B)
     re = 127
-    if (acc >> T.RCP_SUM_WEIGHT) == 0:
+    if (acc >> RCP_SUM_WEIGHT) == 0:
         re = 126
         acc <<= 1
-    frac = (acc >> (T.RCP_SUM_WEIGHT - 23)) & F23
+    frac = (acc >> (RCP_SUM_WEIGHT - 23)) & F23
     ne = re - (e - 127)
     if ne <= 0:
         return s                                     # below the normal range: flushed
@@ -128,22 +136,22 @@ def mufu_rsq(x: int) -> int:
     if s:
         return NAN
     k = e - 127
-    lo = 23 - T.RSQRT_M
+    lo = 23 - RSQRT_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
     idx = xh
     if k & 1:
         k -= 1
-        idx += 1 << T.RSQRT_M
+        idx += 1 << RSQRT_M
     elif f == 0:
         return (127 - k // 2) << 23                  # an even power of two: exact
     c0 = RSQRT_T[idx, 0]
     c1 = RSQRT_T[idx, 1]
     c2 = RSQRT_T[idx, 2]
-    acc = ((c0 << T.RSQRT_C0_TERM_ALIGNMENT) - ((c1 * xl) << T.RSQRT_C1_TERM_ALIGNMENT)
-           + ((c2 * square(xl)) << T.RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
+    acc = ((c0 << RSQRT_C0_TERM_ALIGNMENT) - ((c1 * xl) << RSQRT_C1_TERM_ALIGNMENT)
+           + ((c2 * square(xl)) << RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
     acc <<= 1
-    frac = (acc >> (T.RSQRT_SUM_WEIGHT - 23)) & F23
+    frac = (acc >> (RSQRT_SUM_WEIGHT - 23)) & F23
     return ((126 - k // 2) << 23) | frac
 
 
@@ -162,19 +170,19 @@ def mufu_sqrt(x: int) -> int:
     if s:
         return NAN
     k = e - 127
-    lo = 23 - T.SQRT_M
+    lo = 23 - SQRT_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
     idx = xh
     if k & 1:
         k -= 1
-        idx += 1 << T.SQRT_M
+        idx += 1 << SQRT_M
     c0 = SQRT_T[idx, 0]
     c1 = SQRT_T[idx, 1]
     c2 = SQRT_T[idx, 2]
-    acc = ((c0 << T.SQRT_C0_TERM_ALIGNMENT) + ((c1 * xl) << T.SQRT_C1_TERM_ALIGNMENT)
-           - ((c2 * square(xl)) << T.SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
-    frac = (acc >> (T.SQRT_SUM_WEIGHT - 23)) & F23
+    acc = ((c0 << SQRT_C0_TERM_ALIGNMENT) + ((c1 * xl) << SQRT_C1_TERM_ALIGNMENT)
+           - ((c2 * square(xl)) << SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
+    frac = (acc >> (SQRT_SUM_WEIGHT - 23)) & F23
     return ((127 + k // 2) << 23) | frac
 
 
@@ -194,22 +202,22 @@ def mufu_lg2(x: int) -> int:
         return NAN
     if x == 0x3F800000:
         return 0
-    lo = 23 - T.LG2_M
+    lo = 23 - LG2_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
     c0 = LG2_T[xh, 0]
     c1 = LG2_T[xh, 1]
     c2 = LG2_T[xh, 2]
-    acc = ((c0 << T.LG2_C0_TERM_ALIGNMENT) + ((c1 * xl) << T.LG2_C1_TERM_ALIGNMENT)
-           - ((c2 * square(xl)) << T.LG2_C2_TERM_ALIGNMENT) + LG2_B)
-    acc += (e - 127) << T.LG2_SUM_WEIGHT
+    acc = ((c0 << LG2_C0_TERM_ALIGNMENT) + ((c1 * xl) << LG2_C1_TERM_ALIGNMENT)
+           - ((c2 * square(xl)) << LG2_C2_TERM_ALIGNMENT) + LG2_B)
+    acc += (e - 127) << LG2_SUM_WEIGHT
     if acc < 0:
         acc = -acc
     acc &= ~((1 << 20) - 1)                          # the sum is truncated below bit 20
     if acc == 0:
         return 0
     re = 127
-    W = T.LG2_SUM_WEIGHT
+    W = LG2_SUM_WEIGHT
     while (acc >> W) == 0:
         re -= 1
         acc <<= 1
@@ -250,15 +258,15 @@ def mufu_ex2(x: int) -> int:
         if fx != 0:
             fx = ~fx
             n -= 1
-    lo = 23 - T.EX2_M
-    xh = (fx >> lo) & ((1 << T.EX2_M) - 1)
+    lo = 23 - EX2_M
+    xh = (fx >> lo) & ((1 << EX2_M) - 1)
     xl = fx & ((1 << lo) - 1)
     c0 = EX2_T[xh, 0]
     c1 = EX2_T[xh, 1]
     c2 = EX2_T[xh, 2]
-    acc = ((c0 << T.EX2_C0_TERM_ALIGNMENT) + ((c1 * xl) << T.EX2_C1_TERM_ALIGNMENT)
-           + ((c2 * square(xl)) << T.EX2_C2_TERM_ALIGNMENT) + EX2_B)
-    frac = (acc >> (T.EX2_SUM_WEIGHT - 23)) & F23
+    acc = ((c0 << EX2_C0_TERM_ALIGNMENT) + ((c1 * xl) << EX2_C1_TERM_ALIGNMENT)
+           + ((c2 * square(xl)) << EX2_C2_TERM_ALIGNMENT) + EX2_B)
+    frac = (acc >> (EX2_SUM_WEIGHT - 23)) & F23
     if n > 127:
         return 0x7F800000
     if n < -126:
