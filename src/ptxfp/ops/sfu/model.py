@@ -106,6 +106,8 @@ def _kernel(name: str) -> Any:
 def plan(ins: Instruction) -> Plan:
     form = _form(ins)
     sp = str(ins)
+    if not any((form, t) in KERNELS for t in TARGETS):
+        raise _refuse(form, _TARGET.get())
 
     def run(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
         target = _TARGET.get()
@@ -121,7 +123,16 @@ def plan(ins: Instruction) -> Plan:
     return run
 
 
-_compute, core = entry("sfu", plan)
+_compute, _core = entry("sfu", plan)
+
+
+def core(ins: Instruction) -> Plan | None:
+    """``fn(ops, n)`` of a form on checked 1-D operands, for the target of the context
+    (``using_target``), or None for a form ptxfp computes on no target (tanh, the half types,
+    .f64: the interpreter's 'not modeled' line at the instruction's position)."""
+    if not any((str(ins), t) in KERNELS for t in TARGETS):
+        return None
+    return _core(ins)
 
 
 def compute(spelling: str | Instruction, *operands: Any, out: Any = None,
