@@ -179,7 +179,7 @@ def test_run_axpy_with_memory_file(capsys):
     ("add.f16 d, a, b;", ["--set", "a=1.0f16"], "register 'b' is read before it is set"),
     ("add.f16 d, a, a;", ["--set", "q=1"], "no register or parameter 'q'"),
     ("add.f16 d, a, a;", ["--set", "a=1.0f32"], "32-bit .f32 literal"),
-    ("ex2.approx.f32 d, a;", [], "'ex2.approx.f32' is not modeled"),
+    ("tanh.approx.f32 d, a;", ["--set", "a=1.0f32"], "'tanh.approx.f32' on sm_75 is not computed"),
     ("add.f16 d, a, ;", [], "syntax error"),
     ("add.f16 d, a, a;", ["--set", "a=1", "--threads", "0"], "--threads"),
 ])

@@ -137,19 +137,25 @@ def test_nan_policy_is_read():
         assert int(compute("sqrt.rz.f64", 0xBFF0000000000000)) == 0x7FF8000000000000
 
 
-@pytest.mark.parametrize("spelling", ["div.approx.f32", "div.approx.ftz.f32", "div.full.f32",
-                                      "div.full.ftz.f32", "rcp.approx.f32", "rcp.approx.ftz.f32",
-                                      "sqrt.approx.f32", "sqrt.approx.ftz.f32",
-                                      "rcp.approx.ftz.f64", "rcp.rn.ftz.f64"])
+@pytest.mark.parametrize("spelling", ["rcp.rn.ftz.f64"])
 def test_approx_is_not_modeled(spelling):
     with pytest.raises(SpellingError) as e:
         ptxfp.parse(spelling)
     assert e.value.rule == "not-modeled"
 
 
+@pytest.mark.parametrize("spelling", ["div.approx.f32", "div.approx.ftz.f32", "div.full.f32",
+                                      "div.full.ftz.f32", "rcp.approx.f32", "rcp.approx.ftz.f32",
+                                      "sqrt.approx.f32", "sqrt.approx.ftz.f32",
+                                      "rcp.approx.ftz.f64"])
+def test_approx_is_the_sfu_family(spelling):
+    # the .approx and div.full forms are computed by ptxfp.ops.sfu (tests/test_sfu.py)
+    assert ptxfp.parse(spelling).family == "sfu"
+
+
 @pytest.mark.parametrize("spelling,rule", [
     ("div.f32", "rounding-required"), ("div.f64", "rounding-required"),
-    ("sqrt.rn.ftz.f64", "illegal-modifier"), ("div.approx.f64", "illegal-modifier"),
+    ("sqrt.rn.ftz.f64", "illegal-modifier"), ("div.approx.f64", "illegal-type"),
     ("div.rn.sat.f32", "unknown-modifier"), ("div.rn.rz.f32", "multiple-rounding"),
     ("div.approx.rn.f32", "illegal-rounding")])
 def test_illegal_spellings(spelling, rule):

@@ -22,6 +22,7 @@ from .ops.arith import execute, core as _arith_core
 from .ops.minmax import compute as minmax, core as _minmax_core
 from .core.operands import Operand
 from .ops import compare as _compare, cvtx as _cvtx, f64 as _f64, fops as _fops, intops as _int
+from .ops import sfu as _sfu
 from .isa.spelling import Instruction, parse
 
 __all__ = ["compute", "ENTRY", "CORE", "CORE2"]
@@ -30,7 +31,7 @@ __all__ = ["compute", "ENTRY", "CORE", "CORE2"]
 ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minmax": minmax,
                                         "cvtx": _cvtx.compute, "compare": _compare.compute,
                                         "fops": _fops.compute, "f64": _f64.compute,
-                                        "int": _int.compute}
+                                        "int": _int.compute, "sfu": _sfu.compute}
 
 #: family -> ``core(ins)``: the entry point's computation without its operand checks, as
 #: ``fn(ops, n) -> bits`` on checked 1-D operands (or None where the family has none for the
@@ -38,14 +39,22 @@ ENTRY: dict[str, Callable[..., Any]] = {"arith": execute, "cvt": convert, "minma
 CORE: dict[str, Callable[[Instruction], Any]] = {"arith": _arith_core, "cvt": _cvt_core,
                                                  "minmax": _minmax_core, "cvtx": _cvtx.core,
                                                  "compare": _compare.core, "fops": _fops.core,
-                                                 "f64": _f64.core, "int": _int.core}
+                                                 "f64": _f64.core, "int": _int.core,
+                                                 "sfu": _sfu.core}
 
 #: opcode -> ``core2(ins)``: ``fn(ops, n) -> (first, second)`` for the forms that write two
 #: destinations (``setp ... p|q, a, b``: q = BoolOp(!t, c), or lane 1 of .f16x2/.bf16x2)
 CORE2: dict[str, Callable[[Instruction], Any]] = {"setp": _compare.core2}
 
 
-def compute(spelling: str | Instruction, *operands: Operand, out: Any = None) -> Any:
-    """``execute`` or ``convert``, as the row's family says (same operands, same results)."""
+def compute(spelling: str | Instruction, *operands: Operand, out: Any = None,
+            target: str | None = None) -> Any:
+    """``execute`` or ``convert``, as the row's family says (same operands, same results).
+    ``target`` ('sm_75' ... 'sm_100') picks the GPU of the SFU forms (``.approx``,
+    ``div.full``: default sm_75); the other forms compute the same on every target."""
     ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    if ins.family == "sfu":
+        return _sfu.compute(ins, *operands, out=out, target=target)
+    if target is not None:
+        _sfu.model.check_target(target)
     return ENTRY[ins.family](ins, *operands, out=out)

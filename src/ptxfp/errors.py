@@ -27,6 +27,11 @@ class OperandError(PtxfpError):
     """Wrong operand count, a value that does not fit the operand width, or non-integer bits."""
 
 
+class NoModelError(PtxfpError):
+    """A legal form ptxfp has no model of on the target asked for (the message names the form,
+    the target and why: ``tanh.approx.f32`` has no public model of MUFU.TANH)."""
+
+
 class FormatError(PtxfpError):
     """An unknown format name, or values that do not fit the format at the edge helpers."""
 

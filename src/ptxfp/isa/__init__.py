@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, intops, minmax, mma
+from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, intops, minmax, mma, sfu
 from . import mma_form  # noqa: F401  (the matrix forms: tensor numerics read isa.mma_form)
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
@@ -23,7 +23,7 @@ __all__ = ["TABLE", "ARITH", "CVT", "MINMAX", "Row", "Operand", "Family", "Requi
            "CLASSES", "ROUNDINGS", "ROUNDING_TOKENS", "MODIFIER_ORDER", "REPEATABLE",
            "OPCODES", "OPCODE_FAMILIES", "rows_for", "forms", "canonical_spelling",
            "canonical_spellings", "min_ptx", "min_sm", "arith", "cvt", "cvt_small", "cvtx",
-           "compare", "fops", "f64", "intops", "minmax", "mma", "MMA", "OPS", "family_rows",
+           "compare", "fops", "f64", "intops", "minmax", "mma", "sfu", "MMA", "OPS", "family_rows",
            "all_spellings"]
 
 ARITH: tuple[Row, ...] = arith.ROWS
@@ -32,7 +32,8 @@ MINMAX: tuple[Row, ...] = minmax.ROWS
 #: the per-thread instruction families of the interpreter (ptxfp/ops/); int before f64, so that
 #: 'div' (of both) is read by the int family where no row has the types written ('div.rn.f16':
 #: legal PTX, not modeled)
-OPS: tuple[Row, ...] = cvtx.ROWS + compare.ROWS + fops.ROWS + intops.ROWS + f64.ROWS
+OPS: tuple[Row, ...] = (cvtx.ROWS + compare.ROWS + fops.ROWS + intops.ROWS + f64.ROWS
+                         + sfu.ROWS)
 #: the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma): computed by ptxfp.mma
 MMA: tuple[Row, ...] = mma.ROWS
 #: every row, family by family

@@ -9,10 +9,9 @@ div, rcp, sqrt (ptxas 13.0, sm_90, PTX 9.0): ``.rn .rz .rm .rp`` on .f32 (with o
 ``.ftz``) and .f64 (no ``.ftz``: "Illegal modifier '.ftz'", except rcp: ptxas takes
 ``rcp.rnd.ftz.f64``), one of them or ``.approx`` required ("Rounding modifier or '.approx'
 modifier required for instruction 'div'"; .f64: "Rounding modifier required"), no ``.rna``
-("Illegal rounding modifier"), no ``.sat``.  ``.approx{.ftz}.f32`` (all three),
-``div.full{.ftz}.f32`` and ``rcp.approx.ftz.f64`` (".ftz' modifier required for instruction
-'rcp.approx.f64'") are legal rows that ptxfp does not compute (their results are the hardware's
-approximations), as is ``rcp.rnd.ftz.f64`` (its flush is undocumented).
+("Illegal rounding modifier"), no ``.sat``.  The ``.approx`` and ``div.full``
+forms are the SFU family's (isa/sfu.py, ops/sfu/); ``rcp.rnd.ftz.f64`` is a legal row that
+ptxfp does not compute (its flush is undocumented).
 """
 
 from __future__ import annotations
@@ -36,15 +35,7 @@ def _rows() -> tuple[Row, ...]:
             ops = tuple(Operand(n, t, t) for n in names)
             rows.append(Row("f64", op, (t,), ROUNDINGS, True, F({"ftz"}) if t == "f32" else F(),
                             F(), ops, (), SECTION[op]))
-        f32 = tuple(Operand(n, "f32", "f32") for n in names)
-        rows.append(Row("f64", op, ("f32",), (), False, F({"approx", "ftz"}), F({"approx"}),
-                        f32, (), SECTION[op], executable=False))
     f64_1 = (Operand("d", "f64", "f64"), Operand("a", "f64", "f64"))
-    rows.append(Row("f64", "div", ("f32",), (), False, F({"full", "ftz"}), F({"full"}),
-                    tuple(Operand(n, "f32", "f32") for n in "dab"), (), SECTION["div"],
-                    executable=False))
-    rows.append(Row("f64", "rcp", ("f64",), (), False, F({"approx", "ftz"}),
-                    F({"approx", "ftz"}), f64_1, (), SECTION["rcp"], executable=False))
     rows.append(Row("f64", "rcp", ("f64",), ROUNDINGS, True, F({"ftz"}), F({"ftz"}), f64_1, (),
                     SECTION["rcp"], executable=False))
     return tuple(rows)

@@ -298,6 +298,10 @@ FAMILIES: dict[str, Family] = {
                   ".f32 and .f64", harness=False),
     "int": Family("int", None, ROUNDING_TOKENS, "multiple-rounding", True,
                   "the integer instructions on .b/.u/.s 16/32/64", harness=False),
+    # the SFU forms (issue 31): rows in isa/sfu.py, computed per target by ptxfp/ops/sfu/
+    "sfu": Family("sfu", None, ROUNDING_TOKENS, "multiple-rounding", True,
+                  "ex2, lg2, rcp, rsqrt, sqrt, sin, cos, tanh .approx and div .approx/.full",
+                  harness=False),
 }
 
 

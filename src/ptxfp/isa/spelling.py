@@ -161,8 +161,17 @@ def _family_of(opcode: str, families: tuple[str, ...], rest: list[str]) -> str:
     if len(families) == 1:
         return families[0]
     tys = tuple(t for t in rest if t in types.TYPE_TOKENS)
+    mods = {t for t in rest if t in MODIFIER_ORDER}
+    rows = isa.rows_for(opcode, tys)
+    for fam in families:           # the family of a row that takes the modifiers written
+        if any(r.family == fam and r.required <= mods <= r.modifiers for r in rows):
+            return fam             # ('div.approx.f32': sfu; 'div.rn.f32': f64)
+    for fam in families:           # the family whose rows of the opcode take the modifiers
+        if mods and mods <= {m for r in isa.family_rows(fam) if r.opcode == opcode
+                             for m in r.modifiers}:
+            return fam             # ('div.approx.f64': sfu's illegal type)
     for fam in families:
-        if any(r.family == fam for r in isa.rows_for(opcode, tys)):
+        if any(r.family == fam for r in rows):
             return fam
     return families[0]
 

@@ -1,0 +1,431 @@
+"""The SFU sequences as kernels: written by tools/sfu_sequences.py --codegen from
+sass_data.py (Cuda compilation tools, release 13.5, V13.5.37); do not edit.  One function per distinct
+sequence: a loop over the elements whose body is the SASS, one statement per
+instruction (sequence.translate)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .primitives import mufu_ex2, mufu_lg2, mufu_rcp, mufu_rsq, mufu_sqrt  # noqa: F401
+from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401
+
+
+def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        p0 = fsetp(13, abs(x0), f32(0x800000), False)
+        if not p0:
+            x0 = fmul(x0, f32(0x4b800000), False, False)
+        x1 = f32(mufu_rsq(bits(x0)))
+        if not p0:
+            x1 = fmul(x1, f32(0x45800000), False, False)
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_3ae6b1b5(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        p0 = fsetp(13, x0, f32(0xc2fc0000), False)
+        if not p0:
+            x0 = fmul(x0, f32(0x3f000000), False, False)
+        x1 = f32(mufu_ex2(bits(x0)))
+        if not p0:
+            x1 = fmul(x1, x1, False, False)
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_3b2eac8b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_sqrt(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_4451b215(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(b[i])
+        x1 = f32(a[i])
+        p0 = fsetp(3, abs(x0), f32(0x7e800000), False)
+        p1 = fsetp(13, abs(x0), f32(0x800000), False)
+        if p0:
+            x0 = fmul(x0, f32(0x3e800000), False, False)
+        if p0:
+            x1 = fmul(x1, f32(0x3e800000), False, False)
+        if not p1:
+            x0 = fmul(x0, f32(0x4b800000), False, False)
+        if not p1:
+            x1 = fmul(x1, f32(0x4b800000), False, False)
+        x2 = f32(mufu_rcp(bits(x0)))
+        x2 = fmul(x2, x1, False, False)
+        r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(b[i])
+        x1 = f32(a[i])
+        p0 = fsetp(13, abs(x0), f32(0x800000), False)
+        if not p0:
+            x0 = fmul(x0, f32(0x4b800000), False, False)
+        if not p0:
+            x1 = fmul(x1, f32(0x4b800000), False, False)
+        x2 = f32(mufu_rcp(bits(x0)))
+        x2 = fmul(x2, x1, False, False)
+        r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_83daa39f(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_rsq(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_909e2acf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_rcp(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_9dc2833e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(b[i])
+        x1 = f32(a[i])
+        x2 = f32(mufu_rcp(bits(x0)))
+        x2 = fmul(x1, x2, True, False)
+        r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_a7707e02(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_rsq(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_ad6db2d9(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_sqrt(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_ae423bc8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(b[i])
+        x1 = f32(a[i])
+        p0 = fsetp(3, abs(x0), f32(0x7e800000), True)
+        if p0:
+            x0 = fmul(x0, f32(0x3e800000), True, False)
+        if p0:
+            x1 = fmul(x1, f32(0x3e800000), True, False)
+        x2 = f32(mufu_rcp(bits(x0)))
+        x2 = fmul(x2, x1, True, False)
+        r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_afb7f05b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        p0 = fsetp(13, abs(x0), f32(0x800000), False)
+        if not p0:
+            x0 = fmul(x0, f32(0x4b800000), False, False)
+        x1 = f32(mufu_lg2(bits(x0)))
+        if not p0:
+            x1 = fadd(x1, f32(0xc1c00000), False)
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_b434f752(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_rcp(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_b5101703(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(0x4b800000)
+        p0 = fsetp(13, abs(x0), f32(0x800000), False)
+        p1 = fsetp(3, abs(x0), f32(0x7e800000), False)
+        x1 = x1 if not p0 else f32(0x3f800000)
+        x2 = x1 if not p1 else f32(0x3e800000)
+        x0 = fmul(x0, x2, False, False)
+        x0 = f32(mufu_rcp(bits(x0)))
+        x2 = fmul(x2, x0, False, False)
+        r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_d0fb923e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        p0 = fsetp(13, abs(x0), f32(0x800000), False)
+        if not p0:
+            x0 = fmul(x0, f32(0x4b800000), False, False)
+        x1 = f32(mufu_sqrt(bits(x0)))
+        if not p0:
+            x1 = fmul(x1, f32(0x39800000), False, False)
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_d37e0f1b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_lg2(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_d755459b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_ex2(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_e1cdfcaf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(b[i])
+        x1 = f32(a[i])
+        x2 = f32(mufu_rcp(bits(x0)))
+        x1 = fmul(x1, x2, True, False)
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_f3ff9806(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_ex2(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_f7d4d286(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_lg2(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+#: kernel name -> kernel
+FUNCS = {
+    'seq_06fb4d23': seq_06fb4d23,
+    'seq_3ae6b1b5': seq_3ae6b1b5,
+    'seq_3b2eac8b': seq_3b2eac8b,
+    'seq_4451b215': seq_4451b215,
+    'seq_5e7b2985': seq_5e7b2985,
+    'seq_83daa39f': seq_83daa39f,
+    'seq_909e2acf': seq_909e2acf,
+    'seq_9dc2833e': seq_9dc2833e,
+    'seq_a7707e02': seq_a7707e02,
+    'seq_ad6db2d9': seq_ad6db2d9,
+    'seq_ae423bc8': seq_ae423bc8,
+    'seq_afb7f05b': seq_afb7f05b,
+    'seq_b434f752': seq_b434f752,
+    'seq_b5101703': seq_b5101703,
+    'seq_d0fb923e': seq_d0fb923e,
+    'seq_d37e0f1b': seq_d37e0f1b,
+    'seq_d755459b': seq_d755459b,
+    'seq_e1cdfcaf': seq_e1cdfcaf,
+    'seq_f3ff9806': seq_f3ff9806,
+    'seq_f7d4d286': seq_f7d4d286,
+}
+#: (form, target) -> the kernel of its sequence
+KERNELS = {
+    ('div.approx.f32', 'sm_100'): 'seq_5e7b2985',
+    ('div.approx.f32', 'sm_75'): 'seq_5e7b2985',
+    ('div.approx.f32', 'sm_80'): 'seq_5e7b2985',
+    ('div.approx.f32', 'sm_86'): 'seq_5e7b2985',
+    ('div.approx.f32', 'sm_89'): 'seq_5e7b2985',
+    ('div.approx.f32', 'sm_90'): 'seq_5e7b2985',
+    ('div.approx.ftz.f32', 'sm_100'): 'seq_9dc2833e',
+    ('div.approx.ftz.f32', 'sm_75'): 'seq_e1cdfcaf',
+    ('div.approx.ftz.f32', 'sm_80'): 'seq_9dc2833e',
+    ('div.approx.ftz.f32', 'sm_86'): 'seq_9dc2833e',
+    ('div.approx.ftz.f32', 'sm_89'): 'seq_9dc2833e',
+    ('div.approx.ftz.f32', 'sm_90'): 'seq_9dc2833e',
+    ('div.full.f32', 'sm_100'): 'seq_4451b215',
+    ('div.full.f32', 'sm_75'): 'seq_4451b215',
+    ('div.full.f32', 'sm_80'): 'seq_4451b215',
+    ('div.full.f32', 'sm_86'): 'seq_4451b215',
+    ('div.full.f32', 'sm_89'): 'seq_4451b215',
+    ('div.full.f32', 'sm_90'): 'seq_4451b215',
+    ('div.full.ftz.f32', 'sm_100'): 'seq_ae423bc8',
+    ('div.full.ftz.f32', 'sm_75'): 'seq_ae423bc8',
+    ('div.full.ftz.f32', 'sm_80'): 'seq_ae423bc8',
+    ('div.full.ftz.f32', 'sm_86'): 'seq_ae423bc8',
+    ('div.full.ftz.f32', 'sm_89'): 'seq_ae423bc8',
+    ('div.full.ftz.f32', 'sm_90'): 'seq_ae423bc8',
+    ('ex2.approx.f32', 'sm_100'): 'seq_3ae6b1b5',
+    ('ex2.approx.f32', 'sm_75'): 'seq_3ae6b1b5',
+    ('ex2.approx.f32', 'sm_80'): 'seq_3ae6b1b5',
+    ('ex2.approx.f32', 'sm_86'): 'seq_3ae6b1b5',
+    ('ex2.approx.f32', 'sm_89'): 'seq_3ae6b1b5',
+    ('ex2.approx.f32', 'sm_90'): 'seq_3ae6b1b5',
+    ('ex2.approx.ftz.f32', 'sm_100'): 'seq_d755459b',
+    ('ex2.approx.ftz.f32', 'sm_75'): 'seq_f3ff9806',
+    ('ex2.approx.ftz.f32', 'sm_80'): 'seq_d755459b',
+    ('ex2.approx.ftz.f32', 'sm_86'): 'seq_d755459b',
+    ('ex2.approx.ftz.f32', 'sm_89'): 'seq_d755459b',
+    ('ex2.approx.ftz.f32', 'sm_90'): 'seq_d755459b',
+    ('lg2.approx.f32', 'sm_100'): 'seq_afb7f05b',
+    ('lg2.approx.f32', 'sm_75'): 'seq_afb7f05b',
+    ('lg2.approx.f32', 'sm_80'): 'seq_afb7f05b',
+    ('lg2.approx.f32', 'sm_86'): 'seq_afb7f05b',
+    ('lg2.approx.f32', 'sm_89'): 'seq_afb7f05b',
+    ('lg2.approx.f32', 'sm_90'): 'seq_afb7f05b',
+    ('lg2.approx.ftz.f32', 'sm_100'): 'seq_f7d4d286',
+    ('lg2.approx.ftz.f32', 'sm_75'): 'seq_d37e0f1b',
+    ('lg2.approx.ftz.f32', 'sm_80'): 'seq_f7d4d286',
+    ('lg2.approx.ftz.f32', 'sm_86'): 'seq_f7d4d286',
+    ('lg2.approx.ftz.f32', 'sm_89'): 'seq_f7d4d286',
+    ('lg2.approx.ftz.f32', 'sm_90'): 'seq_f7d4d286',
+    ('rcp.approx.f32', 'sm_100'): 'seq_b5101703',
+    ('rcp.approx.f32', 'sm_75'): 'seq_b5101703',
+    ('rcp.approx.f32', 'sm_80'): 'seq_b5101703',
+    ('rcp.approx.f32', 'sm_86'): 'seq_b5101703',
+    ('rcp.approx.f32', 'sm_89'): 'seq_b5101703',
+    ('rcp.approx.f32', 'sm_90'): 'seq_b5101703',
+    ('rcp.approx.ftz.f32', 'sm_100'): 'seq_909e2acf',
+    ('rcp.approx.ftz.f32', 'sm_75'): 'seq_b434f752',
+    ('rcp.approx.ftz.f32', 'sm_80'): 'seq_909e2acf',
+    ('rcp.approx.ftz.f32', 'sm_86'): 'seq_909e2acf',
+    ('rcp.approx.ftz.f32', 'sm_89'): 'seq_909e2acf',
+    ('rcp.approx.ftz.f32', 'sm_90'): 'seq_909e2acf',
+    ('rsqrt.approx.f32', 'sm_100'): 'seq_06fb4d23',
+    ('rsqrt.approx.f32', 'sm_75'): 'seq_06fb4d23',
+    ('rsqrt.approx.f32', 'sm_80'): 'seq_06fb4d23',
+    ('rsqrt.approx.f32', 'sm_86'): 'seq_06fb4d23',
+    ('rsqrt.approx.f32', 'sm_89'): 'seq_06fb4d23',
+    ('rsqrt.approx.f32', 'sm_90'): 'seq_06fb4d23',
+    ('rsqrt.approx.ftz.f32', 'sm_100'): 'seq_83daa39f',
+    ('rsqrt.approx.ftz.f32', 'sm_75'): 'seq_a7707e02',
+    ('rsqrt.approx.ftz.f32', 'sm_80'): 'seq_83daa39f',
+    ('rsqrt.approx.ftz.f32', 'sm_86'): 'seq_83daa39f',
+    ('rsqrt.approx.ftz.f32', 'sm_89'): 'seq_83daa39f',
+    ('rsqrt.approx.ftz.f32', 'sm_90'): 'seq_83daa39f',
+    ('sqrt.approx.f32', 'sm_100'): 'seq_d0fb923e',
+    ('sqrt.approx.f32', 'sm_75'): 'seq_d0fb923e',
+    ('sqrt.approx.f32', 'sm_80'): 'seq_d0fb923e',
+    ('sqrt.approx.f32', 'sm_86'): 'seq_d0fb923e',
+    ('sqrt.approx.f32', 'sm_89'): 'seq_d0fb923e',
+    ('sqrt.approx.f32', 'sm_90'): 'seq_d0fb923e',
+    ('sqrt.approx.ftz.f32', 'sm_100'): 'seq_ad6db2d9',
+    ('sqrt.approx.ftz.f32', 'sm_75'): 'seq_3b2eac8b',
+    ('sqrt.approx.ftz.f32', 'sm_80'): 'seq_ad6db2d9',
+    ('sqrt.approx.ftz.f32', 'sm_86'): 'seq_ad6db2d9',
+    ('sqrt.approx.ftz.f32', 'sm_89'): 'seq_ad6db2d9',
+    ('sqrt.approx.ftz.f32', 'sm_90'): 'seq_ad6db2d9',
+}
+#: (form, target) -> why its recorded sequence is not computed
+REFUSED = {
+    ('cos.approx.f32', 'sm_100'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.f32', 'sm_75'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.f32', 'sm_80'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.f32', 'sm_86'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.f32', 'sm_89'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.f32', 'sm_90'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.ftz.f32', 'sm_100'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.ftz.f32', 'sm_75'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.ftz.f32', 'sm_80'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.ftz.f32', 'sm_86'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.ftz.f32', 'sm_89'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('cos.approx.ftz.f32', 'sm_90'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
+    ('rcp.approx.ftz.f64', 'sm_100'): 'MUFU.RCP64H: no public model of the primitive',
+    ('rcp.approx.ftz.f64', 'sm_75'): 'MUFU.RCP64H: no public model of the primitive',
+    ('rcp.approx.ftz.f64', 'sm_80'): 'MUFU.RCP64H: no public model of the primitive',
+    ('rcp.approx.ftz.f64', 'sm_86'): 'MUFU.RCP64H: no public model of the primitive',
+    ('rcp.approx.ftz.f64', 'sm_89'): 'MUFU.RCP64H: no public model of the primitive',
+    ('rcp.approx.ftz.f64', 'sm_90'): 'MUFU.RCP64H: no public model of the primitive',
+    ('rsqrt.approx.f64', 'sm_100'): "'LDG.E.64 R2, desc[UR4][R2.64]': 64-bit operands",
+    ('rsqrt.approx.f64', 'sm_75'): "'LDG.E.64.SYS R2, [UR4]': 64-bit operands",
+    ('rsqrt.approx.f64', 'sm_80'): "'LDG.E.64 R4, [R2.64]': 64-bit operands",
+    ('rsqrt.approx.f64', 'sm_86'): "'LDG.E.64 R4, [R2.64]': 64-bit operands",
+    ('rsqrt.approx.f64', 'sm_89'): "'LDG.E.64 R4, [R2.64]': 64-bit operands",
+    ('rsqrt.approx.f64', 'sm_90'): "'LDG.E.64 R2, desc[UR4][R2.64]': 64-bit operands",
+    ('rsqrt.approx.ftz.f64', 'sm_100'): 'MUFU.RSQ64H: no public model of the primitive',
+    ('rsqrt.approx.ftz.f64', 'sm_75'): 'MUFU.RSQ64H: no public model of the primitive',
+    ('rsqrt.approx.ftz.f64', 'sm_80'): 'MUFU.RSQ64H: no public model of the primitive',
+    ('rsqrt.approx.ftz.f64', 'sm_86'): 'MUFU.RSQ64H: no public model of the primitive',
+    ('rsqrt.approx.ftz.f64', 'sm_89'): 'MUFU.RSQ64H: no public model of the primitive',
+    ('rsqrt.approx.ftz.f64', 'sm_90'): 'MUFU.RSQ64H: no public model of the primitive',
+    ('sin.approx.f32', 'sm_100'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.f32', 'sm_75'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.f32', 'sm_80'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.f32', 'sm_86'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.f32', 'sm_89'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.f32', 'sm_90'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.ftz.f32', 'sm_100'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.ftz.f32', 'sm_75'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.ftz.f32', 'sm_80'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.ftz.f32', 'sm_86'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.ftz.f32', 'sm_89'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('sin.approx.ftz.f32', 'sm_90'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
+    ('tanh.approx.f32', 'sm_100'): 'MUFU.TANH: no public model of the primitive',
+    ('tanh.approx.f32', 'sm_75'): 'MUFU.TANH: no public model of the primitive',
+    ('tanh.approx.f32', 'sm_80'): 'MUFU.TANH: no public model of the primitive',
+    ('tanh.approx.f32', 'sm_86'): 'MUFU.TANH: no public model of the primitive',
+    ('tanh.approx.f32', 'sm_89'): 'MUFU.TANH: no public model of the primitive',
+    ('tanh.approx.f32', 'sm_90'): 'MUFU.TANH: no public model of the primitive',
+}

@@ -1,0 +1,149 @@
+"""The SFU family's entry points: ``compute(spelling, *operands, target=...)`` and ``core(ins)``
+(``dispatch.ENTRY``/``CORE``), per target.
+
+A form on a target is the kernel of the sequence ptxas 13.5 emits for it there
+(``KERNELS``, from ``SASS``), whose MUFU is the primitive of
+``primitives``.  ``note(form, target)`` says which primitives were measured on that target and
+which are assumed ("measured on sm_75; assumed on sm_90").  The target of ``core``'s plans is the
+context's (``using_target``; ``DEFAULT_TARGET`` otherwise), read when a plan runs.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ... import policy
+from ...core._jit import jit_cached
+from ...errors import NoModelError, SpellingError
+from ...isa.spelling import Instruction
+from ..common import Plan, entry
+from .kernels_gen import FUNCS, KERNELS, REFUSED
+from .sass_data import SASS
+from .sass_data import TARGETS as _RECORDED
+from .primitives import provenance
+
+__all__ = ["compute", "core", "plan", "note", "TARGETS", "DEFAULT_TARGET", "using_target",
+           "modeled"]
+
+#: the targets whose sequences are recorded (sass_data.TARGETS)
+TARGETS: tuple[str, ...] = tuple(_RECORDED)
+#: the target when none is named: sm_75, the newest GPU whose primitives are measured
+DEFAULT_TARGET = "sm_75"
+
+_TARGET: ContextVar[str] = ContextVar("ptxfp_sfu_target", default=DEFAULT_TARGET)
+#: a checksum of the package's kernel sources: part of every cached kernel's key
+_SOURCE = zlib.crc32(b"".join(p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))))
+_KERNELS: dict[str, Any] = {}
+
+
+def check_target(target: str | None) -> str:
+    """``target`` ('sm_90', 'sm_90a', 90) as a recorded target name, or SpellingError."""
+    if target is None:
+        return _TARGET.get()
+    t = f"sm_{target}" if isinstance(target, int) else str(target)
+    m = re.fullmatch(r"sm_(\d+)[af]?", t)
+    base = f"sm_{m.group(1)}" if m else t
+    if base not in TARGETS:
+        raise SpellingError(f"target '{t}': the SFU forms are modeled on {', '.join(TARGETS)}",
+                            token=t, rule="unknown-target")
+    return base
+
+
+@contextmanager
+def using_target(target: str | None) -> Iterator[str]:
+    """Run ``core``'s plans for ``target`` inside the block (the interpreter's hook)."""
+    tok = _TARGET.set(check_target(target))
+    try:
+        yield _TARGET.get()
+    finally:
+        _TARGET.reset(tok)
+
+
+def _form(ins: Instruction) -> str:
+    return str(ins)
+
+
+def modeled(form: str, target: str) -> bool:
+    return (form, target) in KERNELS
+
+
+def _refuse(form: str, target: str) -> NoModelError:
+    why = REFUSED.get((form, target))
+    if why is None:
+        why = "no public model of its SFU primitive" if (form, target) not in SASS \
+            else "its sequence is not modeled"
+    return NoModelError(f"'{form}' on {target} is not computed by ptxfp: {why}")
+
+
+def note(form: str, target: str | None = None) -> str:
+    """Which of the form's primitives are measured on ``target`` and which are assumed, one
+    line ('MUFU.EX2 measured on sm_75; assumed on sm_90')."""
+    t = check_target(target)
+    lines = SASS.get((form, t), ())
+    prims = sorted({m.group(1) for s in lines for m in [re.search(r"MUFU\.(\w+)", s)] if m})
+    known = [p for p in prims if p in ("RCP", "RSQ", "SQRT", "EX2", "LG2")]
+    if not known:
+        return f"{form}: no model on {t}"
+    return "; ".join(f"MUFU.{p} {provenance(p, t)}" for p in known)
+
+
+def _kernel(name: str) -> Any:
+    k = _KERNELS.get(name)
+    if k is None:
+        k = jit_cached(FUNCS[name], ("ops.sfu", name, _SOURCE), nogil=True)
+        _KERNELS[name] = k
+    return k
+
+
+def plan(ins: Instruction) -> Plan:
+    form = _form(ins)
+    sp = str(ins)
+    if not any((form, t) in KERNELS for t in TARGETS):
+        raise _refuse(form, _TARGET.get())
+
+    def run(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
+        target = _TARGET.get()
+        name = KERNELS.get((form, target))
+        if name is None:
+            raise _refuse(form, target)
+        a = np.ascontiguousarray(ops[0], np.uint32)
+        b = np.ascontiguousarray(ops[1], np.uint32) if len(ops) > 1 else a
+        out = np.empty(n, np.uint32)
+        if n:
+            _kernel(name)(a, b, out, np.uint32(policy.current().canonical_nan("f32", sp)))
+        return out
+    return run
+
+
+_compute, _core = entry("sfu", plan)
+
+
+def core(ins: Instruction) -> Plan | None:
+    """``fn(ops, n)`` of a form on checked 1-D operands, for the target of the context
+    (``using_target``), or None for a form ptxfp computes on no target (tanh, the half types,
+    .f64: the interpreter's 'not modeled' line at the instruction's position)."""
+    if not any((str(ins), t) in KERNELS for t in TARGETS):
+        return None
+    return _core(ins)
+
+
+def compute(spelling: str | Instruction, *operands: Any, out: Any = None,
+            target: str | None = None) -> Any:
+    """Run an SFU form (``ex2.approx.f32``, ``div.full.ftz.f32`` ...) on ``target`` (default
+    sm_75): bits or float32 in and out, as ``ptxfp.compute``.
+
+        >>> hex(compute("ex2.approx.f32", 0x3F000000))          # 2^0.5
+        '0x3fb504f3'
+        >>> hex(compute("rsqrt.approx.f32", 0x40800000, target="sm_90"))
+        '0x3f000000'
+    """
+    with using_target(target):
+        return _compute(spelling, *operands, out=out)

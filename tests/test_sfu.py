@@ -1,0 +1,99 @@
+"""The SFU forms (ptxfp.ops.sfu): ptxfp's composition of the recorded SASS sequences and the MUFU
+primitives against ptx-math's answers (recorded by tools/ptxm_compare.py --record from
+ptx-math's C model, which was validated on sm_5x-sm_75 GPUs over all 2^32 inputs), the
+generated kernels against the recorded SASS, and the refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ptxfp
+from ptxfp.errors import NoModelError, SpellingError
+from ptxfp.ops import sfu
+from ptxfp.ops.sfu import kernels_gen, primitives, sass_data, sequence
+
+DATA = Path(__file__).parent / "data" / "sfu_ptxm_sm75.npz"
+FORMS = {"ex2": "ex2.approx.f32", "rcp": "rcp.approx.f32", "rsqrt": "rsqrt.approx.f32",
+         "sqrt": "sqrt.approx.f32", "lg2": "lg2.approx.f32"}
+
+
+@pytest.fixture(scope="module")
+def ref() -> dict[str, np.ndarray]:
+    with np.load(DATA) as z:
+        return {k: z[k] for k in z.files}
+
+
+@pytest.mark.parametrize("func", sorted(FORMS))
+@pytest.mark.parametrize("target", ["sm_75", "sm_90"])
+def test_equals_ptx_math(ref, func, target):
+    x, want = ref[func + "_x"], ref[func + "_y"]
+    assert x.size > 40000
+    got = ptxfp.compute(FORMS[func], x, target=target)
+    bad = np.nonzero(got != want)[0]
+    assert bad.size == 0, [(hex(x[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+def test_kernels_match_recorded_sass():
+    """kernels_gen.py is what sequence.generate makes of the recorded SASS (rerun
+    tools/sfu_sequences.py --codegen after recording)."""
+    src = Path(kernels_gen.__file__).read_text()
+    assert src == sequence.generate(sass_data.SASS, sass_data.PTXAS)
+
+
+def test_every_f32_form_and_target_recorded():
+    for form in list(FORMS.values()) + ["div.approx.f32", "div.full.f32", "div.full.ftz.f32",
+                                        "ex2.approx.ftz.f32", "rcp.approx.ftz.f32"]:
+        for t in ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100"):
+            assert (form, t) in kernels_gen.KERNELS, (form, t)
+
+
+def test_ex2_sequence_is_the_recorded_one():
+    seq = [s for s in sass_data.SASS[("ex2.approx.f32", "sm_90")] if "LDG" not in s]
+    ops = [s.split()[1] if s.startswith("@") else s.split()[0] for s in seq]
+    assert ops[:4] == ["FSETP.GEU.AND", "FMUL", "MUFU.EX2", "FMUL"]
+
+
+def test_square_matches_table():
+    x = np.arange(0, 1 << 17, 97)
+    got = np.array([primitives.square(int(v)) for v in x])
+    assert np.array_equal(got, primitives.SQ[x])
+
+
+def test_ftz_forms_flush():
+    # the PTX manual (9.7.3): .ftz flushes subnormal inputs and results to sign-preserving zero
+    assert ptxfp.compute("rcp.approx.ftz.f32", 0x00000001) == 0x7F800000
+    assert ptxfp.compute("rcp.approx.ftz.f32", 0x80000001) == 0xFF800000
+    assert ptxfp.compute("ex2.approx.ftz.f32", 0xC2FE0000) == 0           # 2^-127
+    assert 0 < ptxfp.compute("ex2.approx.f32", 0xC2FE0000) < 0x00800000   # kept: subnormal
+    assert ptxfp.compute("lg2.approx.ftz.f32", 0x00000001) == 0xFF800000
+
+
+def test_div_approx_large_divisor_is_zero():
+    # PTX ISA div.approx.f32: for 2^126 < |b| < 2^128 the result is zero; div.full scales
+    b = np.uint32(0x7F000000)                                             # 2^127
+    assert ptxfp.compute("div.approx.f32", 0x3F800000, b) == 0
+    assert ptxfp.compute("div.full.f32", 0x3F800000, b) == 0x00400000     # 2^-127
+
+
+def test_typed_and_target():
+    x = np.float32([0.5, 2.0])
+    r = ptxfp.compute("ex2.approx.f32", x, target="sm_100")
+    assert r.dtype == np.float32 and r[1] == 4.0
+    with pytest.raises(SpellingError, match="sm_61"):
+        ptxfp.compute("ex2.approx.f32", 1, target="sm_61")
+
+
+@pytest.mark.parametrize("form", ["tanh.approx.f32", "ex2.approx.f16", "tanh.approx.bf16",
+                                  "rcp.approx.ftz.f64", "rsqrt.approx.f64"])
+def test_no_model_is_one_line(form):
+    with pytest.raises(NoModelError) as e:
+        ptxfp.compute(form, 0x3C00, target="sm_90")
+    assert form in str(e.value) and "sm_90" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_note():
+    assert sfu.note("ex2.approx.f32", "sm_90") == "MUFU.EX2 measured on sm_75; assumed on sm_90"
+    assert sfu.note("div.full.f32", "sm_75") == "MUFU.RCP measured on sm_75"
