@@ -756,7 +756,7 @@ def cmd_run(args, out):
         try:
             res = run_detailed(prog, inputs, memory=memory, threads=args.threads, grid=grid,
                                block=block, shared_bytes=args.shared_bytes,
-                               max_steps=args.max_steps)
+                               max_steps=args.max_steps, target=args.mma_target)
         except ResourceError as e:
             if e.option == "threads" and args.threads is not None:   # say it as the option
                 raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") \
@@ -1182,6 +1182,8 @@ def build_parser():
                    help="dynamic (extern) .shared bytes a block")
     r.add_argument("--max-steps", type=int, default=1_000_000, metavar="N",
                    help="stop after N instructions (a loop that never ends)")
+    r.add_argument("--target", dest="mma_target", metavar="SM",
+                   help="the tensor-core numerics mma.sync uses (default: the module's .target)")
     r.add_argument("--out", metavar="FILE.npz", help="write the results to a .npz file")
     r.add_argument("--reg", metavar="NAME", action="append", default=[],
                    help="with --out: a register to write (default: all)")

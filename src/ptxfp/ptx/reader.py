@@ -131,6 +131,8 @@ class Decl:
     vector: int = 1               #: 2 / 4 for .v2 / .v4
     array: tuple = ()             #: array dimensions, e.g. (16,)
     align: int | None = None      #: .align N, where given
+    #: the initializer of a variable (``= {1, 2}``): its tokens (kind, text, line, col)
+    init: tuple | None = None
 
 
 #: bumped by every declaration, so that Scope.lookup's memory of lookups stays right
@@ -895,9 +897,11 @@ class _Parser:
             if params is not None:
                 params.append(Param(n.text, typ, n.line, n.col, space, tuple(dims), align))
                 return
-            if self.at("="):                               # initializer: skip it
+            init = None
+            if self.at("="):                               # initializer: its tokens kept
                 self.next()
                 depth = 0
+                toks = []
                 while self.tok.kind != "eof":
                     if self.at("{"):
                         depth += 1
@@ -905,16 +909,18 @@ class _Parser:
                         depth -= 1
                     elif depth == 0 and (self.at(",") or self.at(";")):
                         break
-                    self.next()
-            names.append((n, count, tuple(dims)))
+                    t = self.next()
+                    toks.append((t.kind, t.text, t.line, t.col))
+                init = tuple(toks)
+            names.append((n, count, tuple(dims), init))
             if self.at(","):
                 self.next()
                 continue
             break
         self.expect(";", f"expected ';' after '{sp.text}' declaration")
-        for n, count, dims in names:
+        for n, count, dims, init in names:
             # a range %r<N> stays one entry of each table (Names): no name is made up front
-            d = Decl(typ, n.line, n.col, space, vector, dims, align)
+            d = Decl(typ, n.line, n.col, space, vector, dims, align, init)
             tables = [self.scope.names]
             if space == "reg" and into is None:
                 tables.append(self.prog.registers)

@@ -17,7 +17,7 @@ from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
 from .program import _Prog, _scan_reads
 from .schedule import MAX_STEPS, _execute_steps
-from .state import SHARED_LIMIT, _Geometry, _State
+from .state import GLOBAL_VARS, SHARED_LIMIT, _Geometry, _State
 
 
 #: key of the memory after the run in run()'s result
@@ -117,7 +117,7 @@ def _memory(memory):
     if isinstance(memory, (bytes, bytearray, memoryview)):
         mv = memoryview(memory).cast("B") if isinstance(memory, memoryview) else memory
         check_bytes(len(mv), "memory", f"({len(mv)} bytes)", " for its copy")
-        return np.frombuffer(mv, np.uint8).copy()
+        return _below_windows(np.frombuffer(mv, np.uint8))
     if isinstance(memory, (str, numbers.Number)):
         raise OperandError("memory must be bytes or a uint8 array, got "
                            f"{type(memory).__name__}")
@@ -125,7 +125,15 @@ def _memory(memory):
     if arr.dtype != np.uint8:
         raise OperandError(f"memory must be bytes or a uint8 array, got {arr.dtype}")
     check_bytes(arr.size, "memory", f"({arr.size} bytes)", " for its copy")
-    return arr.reshape(-1).copy()
+    return _below_windows(arr.reshape(-1))
+
+
+def _below_windows(arr):
+    """memory= (the state copies it): it must end below the generic windows."""
+    if arr.size > GLOBAL_VARS:
+        raise OperandError(f"memory of {arr.size} bytes: at most {GLOBAL_VARS} bytes (the "
+                           f"generic address space's windows start at {GLOBAL_VARS:#x})")
+    return arr
 
 
 def _thread_bytes(prog):
@@ -144,11 +152,11 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
                  entry: str | None = None, grid: Dims | None = None,
                  block: Dims | None = None, shared_bytes: int = 0,
-                 max_steps: int = MAX_STEPS) -> RunResult:
+                 max_steps: int = MAX_STEPS, target: str | None = None) -> RunResult:
     """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
     with paused_gc():             # reading, compiling and running make no cycles worth a pass
         return _run_detailed(text, inputs, memory, threads, entry, grid, block, shared_bytes,
-                             max_steps)
+                             max_steps, target)
 
 
 def _dims(v, what):
@@ -193,9 +201,28 @@ def _launch_rules(prog, geom):
                                f"(line {mx[1]}: at most {cap}): the driver refuses the launch")
 
 
+def _mma_target(target):
+    """target= of run: a target whose tensor-core numerics ptxfp.tensor knows ('sm_80',
+    'sm_90a' ...), or None (the module's .target)."""
+    if target is None:
+        return None
+    if not isinstance(target, str):
+        raise OperandError(f"target={target!r}: expected a target name such as 'sm_80'")
+    try:
+        from ...tensor.params import target_family
+    except ImportError:                                # a tree without ptxfp.tensor
+        return target
+    try:
+        target_family(target)
+    except ValueError as e:
+        raise OperandError(f"target={target!r}: {str(e).split(': ', 1)[-1]}") from None
+    return target
+
+
 def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
-                  shared_bytes=0, max_steps=MAX_STEPS):
+                  shared_bytes=0, max_steps=MAX_STEPS, target=None):
     prog = prepare(text, entry=entry)
+    target_mma = _mma_target(target)
     if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or \
             max_steps < 1:
         raise OperandError(f"max_steps={max_steps!r}: expected an int >= 1")
@@ -270,6 +297,7 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
         geom = _Geometry((1, 1, 1), (n, 1, 1))
     _launch_rules(prog, geom)
     st = _State(prog, n, ready, _memory(memory), geom, int(shared_bytes))
+    st.mma_target = target_mma
     _execute_steps(prog, st, n, int(max_steps))
     regs, seen = {}, set()
     for k, v in st.regs.items():                   # registers that share an array (mov) get
@@ -284,7 +312,8 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
 def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
         memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
         entry: str | None = None, grid: Dims | None = None, block: Dims | None = None,
-        shared_bytes: int = 0, max_steps: int = MAX_STEPS) -> dict[str, NDArray[Any]]:
+        shared_bytes: int = 0, max_steps: int = MAX_STEPS,
+        target: str | None = None) -> dict[str, NDArray[Any]]:
     """Execute PTX over many threads; return ``{register name: bits array}``.
 
     ``text``: a snippet (instructions, optional ``.reg`` lines) or a module (the one ``.entry``
@@ -292,10 +321,13 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
     for registers (``'%f1'`` or ``'f1'``) and entry parameters; one value per thread, arrays and
     scalars broadcast.  ``memory``: bytes or a uint8 array, the flat little-endian memory that
     ``ld``/``st`` address; the memory after the run comes back under ``'__memory__'``.
-    See the module docstring for what is modeled.
+    ``target``: the target whose tensor-core numerics ``mma.sync`` computes with (default: the
+    module's ``.target``; give it for a module whose ``.target``, sm_86 say, has no model of
+    its own).  See docs/interpreter.md for what is modeled.
     """
     r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry, grid=grid,
-                     block=block, shared_bytes=shared_bytes, max_steps=max_steps)
+                     block=block, shared_bytes=shared_bytes, max_steps=max_steps,
+                     target=target)
     out = dict(r.registers)
     if r.memory is not None:
         out[MEMORY_KEY] = r.memory

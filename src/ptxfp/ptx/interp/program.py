@@ -8,9 +8,10 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from ...errors import InterpError
-from ..reader import Addr, Reg, Vec, read
+from ..reader import Addr, Reg, Vec, name_errors, read
 from .base import WIDTH, _special
 from .state import SHARED_STATIC_LIMIT
+from .variables import layout
 
 
 @dataclass
@@ -31,6 +32,11 @@ class _Prog:
         """`compile(prog, instruction) -> _Step` compiles each statement (insns._compile)."""
         prog = read(text) if isinstance(text, str) else text
         self.prog = prog
+        errs = name_errors(prog)
+        if errs:                          # ptxas refuses the module: so does the interpreter
+            line, col, msg = errs[0]
+            more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
+            raise InterpError(f"{msg}: ptxas rejects this{more}", line, col, rule="name")
         if prog.kind == "module":
             funcs = [f for f in prog.functions if f.has_body]
             if entry is not None:
@@ -59,12 +65,14 @@ class _Prog:
             self.params = {}
             labels = prog.labels
         # label -> index of the first statement after it (statements are in source order)
-        self.labels = {}
+        self.labels = _label_index(self.statements, labels)
+        # calls: each call site gets its own copy of the callee's body (see _expand)
+        self.ctx = [None] * len(self.statements)        # statement -> _Ctx (inlined code)
+        if self.function is not None and any(s.opcode == "call" for s in self.statements):
+            self.statements, self.ctx, self.labels = _expand(prog, self.function,
+                                                             self.statements, self.labels)
         self.labels_at = {}                             # index -> the labels there
-        where = [(s.line, s.col) for s in self.statements]
-        for name, pos in labels.items():
-            idx = bisect_right(where, pos)
-            self.labels[name] = idx
+        for name, idx in self.labels.items():
             self.labels_at.setdefault(idx, []).append(name)
         self.width = {}                                 # register -> width
         self.rtype = {}                                 # register -> declared / inferred type
@@ -79,7 +87,16 @@ class _Prog:
         self.shared_static = 0                          # bytes of static .shared
         self.extern_align = 0                           # > 0: an extern .shared is used
         self.local_size = 0                             # bytes of .local a thread
-        self.steps = [compile(self, self.rename(s)) for s in self.statements]
+        # the module's .global/.const variables, laid out and initialized once
+        self.modvars, self.gvar_size, self.const_size, self.initial = layout(prog)
+        # the entry's registers keep their plain names: named before an inlined callee's
+        named = [self.rename(s) if ctx is None or not ctx.prefix else None
+                 for s, ctx in zip(self.statements, self.ctx)]
+        self.steps = []
+        for s, r, ctx in zip(self.statements, named, self.ctx):
+            self.cur = ctx                              # read by bra, ret and call
+            self.steps.append(compile(self, r if r is not None else self.rename(s)))
+        self.cur = None
         a = max(self.extern_align, 1)
         self.extern_offset = -(-self.shared_static // a) * a   # where extern .shared starts
         self.label_of = {}                              # statement index -> a label there
@@ -92,6 +109,11 @@ class _Prog:
         hit = self.vars.get(name)
         if hit is not None:
             return hit[:2]
+        hit = self.modvars.get(name)
+        if hit is not None:                             # a .global / .const variable
+            d = self.prog.lookup(name, ins)
+            if d is None or d.space in ("global", "const"):
+                return hit[:2]
         d = self.prog.lookup(name, ins)
         if d is None or d.space not in ("shared", "local"):
             return None
@@ -231,6 +253,94 @@ class _Prog:
         raise InterpError(
             f"register '{name}' is {have}-bit ({'.' + self.rtype.get(name, '?')}), "
             f"used here as .{typ} ({w}-bit)", reg.line or line, reg.col or col)
+
+
+def _label_index(statements, labels):
+    """label -> index of the first of `statements` after it (they are in source order)."""
+    where = [(s.line, s.col) for s in statements]
+    return {name: bisect_right(where, pos) for name, pos in labels.items()}
+
+
+#: statements a program may grow to by inlining its calls
+MAX_INLINED = 200_000
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """How a statement of inlined code is compiled: its labels are `prefix` + name; a `ret`
+    jumps to the label `ret` (the end of this copy); a `call` statement is compiled as its
+    'in' half (arguments into the callee's parameters) or its 'out' half (return values back),
+    `callee` the Function called."""
+    prefix: str = ""
+    ret: str | None = None
+    phase: str | None = None
+    callee: object = None
+
+
+def _expand(prog, fn, body, labels):
+    """(statements, contexts, labels) with every call inlined: the call statement (its 'in'
+    half), the callee's body (labels renamed per copy, ret a jump to the copy's end), the call
+    statement again (its 'out' half, where the copy ends).  A recursive call, a call of a
+    function that is not defined or has no body, and a program over MAX_INLINED statements
+    stop with one line."""
+    funcs = {f.name: f for f in prog.functions}
+    out, ctxs, lab = [], [], {}
+    copies = [0]
+
+    def emit(stmts, labs, ctx, stack):
+        index = {}
+        for name, idx in labs.items():
+            index.setdefault(idx, []).append(name)
+        for i, s in enumerate(stmts):
+            for name in index.get(i, ()):
+                lab[ctx.prefix + name] = len(out)
+            if len(out) > MAX_INLINED:
+                raise InterpError(f"the program grows over {MAX_INLINED} statements as its "
+                                  "calls are inlined", s.line, s.col, rule="call")
+            if s.opcode != "call":
+                out.append(s)
+                ctxs.append(ctx if ctx.prefix or ctx.ret else None)
+                continue
+            callee = _callee(s, funcs)
+            if callee.name in stack:
+                raise InterpError(f"'call': '{callee.name}' calls itself (recursion is not "
+                                  "modeled)", s.line, s.col, rule="call")
+            copies[0] += 1
+            pre = f"{callee.name}#{copies[0]}:"
+            out.append(s)
+            ctxs.append(_Ctx(ctx.prefix, ctx.ret, "in", callee))
+            emit(callee.body, _label_index(callee.body, callee.labels),
+                 _Ctx(pre, pre + "ret"), stack | {callee.name})
+            lab[pre + "ret"] = len(out)
+            out.append(s)
+            ctxs.append(_Ctx(ctx.prefix, ctx.ret, "out", callee))
+        for name in index.get(len(stmts), ()):
+            lab[ctx.prefix + name] = len(out)
+
+    emit(body, labels, _Ctx(), frozenset({fn.name}))
+    return out, ctxs, lab
+
+
+def _callee(s, funcs):
+    """The Function a call statement names (checked: defined, with a body, called directly)."""
+    ops = list(s.operands)
+    if ops and isinstance(ops[0], Vec):
+        ops = ops[1:]
+    f = ops[0] if ops else None
+    if not isinstance(f, Reg):
+        raise InterpError("'call': expected a function name", s.line, s.col, rule="call")
+    name = f.name
+    if name.startswith("%") or len(ops) > 2:
+        raise InterpError(f"'call': indirect calls (through '{name}' or a prototype) are not "
+                          "modeled", f.line or s.line, f.col or s.col, rule="call")
+    callee = funcs.get(name)
+    if callee is None:
+        raise InterpError(f"'call': no function named '{name}' in the module",
+                          f.line or s.line, f.col or s.col, rule="call")
+    if not callee.has_body:
+        raise InterpError(f"'call': '{name}' is declared without a body (an extern function "
+                          "cannot run)", f.line or s.line, f.col or s.col, rule="call")
+    return callee
 
 
 class _Chain:

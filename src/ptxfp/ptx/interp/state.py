@@ -25,9 +25,29 @@ class _State:
         nb = self.geom.nblocks
         check_bytes(nb * self.shared_size + n * prog.local_size, "shared/local memory",
                     f"({self.shared_size} bytes a block, {prog.local_size} a thread)")
-        self.shared = np.zeros(nb * self.shared_size, np.uint8)
-        self.local = np.zeros(n * prog.local_size, np.uint8)
+        # every space lives in one byte array (so that one generic access may reach several
+        # spaces): [memory= | .global variables | .const variables | .shared a block | .local
+        # a thread], each part starting at a multiple of 128; the spaces are views of it
+        msize = 0 if memory is None else memory.size
+        sizes = (("global", msize), ("gvars", prog.gvar_size), ("const", prog.const_size),
+                 ("shared", nb * self.shared_size), ("local", n * prog.local_size))
+        self.start, at = {}, 0
+        for name, size in sizes:
+            self.start[name] = at
+            at += -(-size // 128) * 128
+        self.flat = np.zeros(at, np.uint8)
+        view = {name: self.flat[self.start[name]:self.start[name] + size]
+                for name, size in sizes}
+        if memory is not None:
+            view["global"][:] = memory
+        self.mem = view["global"] if memory is not None else None
+        self.shared, self.local = view["shared"], view["local"]
+        for space, off, data in prog.initial:         # the variables' initializers
+            view["gvars" if space == "global" else "const"][off:off + len(data)] = \
+                np.frombuffer(data, np.uint8)
         self.copies = None              # the async proxy of cp.async (_AsyncCopies), once used
+        self.mma_target = None          # run(target=): the tensor-core numerics' target
+        self.cc = None                  # the carry flag CC.CF a thread (uint64 0/1), once set
         self._ids = {}                  # thread numbering arrays (see ids())
         self.regs = {}                  # name -> array (dtype of the register's width)
         self.init = {}                  # name -> bool array: lanes that hold a value ...
@@ -36,7 +56,6 @@ class _State:
         self.params = {}                # param name -> (bytes array (n, size))
         self.consts = {}                # (bits, dtype) -> array of n copies (immediates)
         self.specials = {}              # (name, width) -> array (%tid.x ...)
-        self.mem = memory
         self.active = np.ones(n, bool)
         self.mask = self.active
         self.all_on = True              # every lane of mask is set
@@ -199,51 +218,111 @@ SHARED_LIMIT = {"sm_70": 96 * 1024, "sm_72": 96 * 1024, "sm_75": 64 * 1024,
                 "sm_120": 99 * 1024, "sm_121": 99 * 1024}
 
 
-def _locate(st, space, a, m, total, spelling, where, at=None, extent=None):
-    """(the byte buffer of `space`, the index in it of each thread's address `a`): checked
-    to lie inside the space and to be aligned to the access size `total`, for the threads of
-    mask `m` (the others get index 0).  `extent` (an int64 array (n,), optional): the bytes
-    each thread accesses where that is not `total` (cp.async's src-size)."""
+#: the generic address space: memory= from 0 (global addresses are generic addresses), then
+#: windows at fixed addresses (each below 2**32, so that .u32 generic addresses work too):
+#: the module's .global variables, and the generic views of .const, .shared (each block sees
+#: its own) and .local (each thread its own); cvta adds or takes off a window's base
+GLOBAL_VARS = 0xC000_0000
+WINDOW = {"const": 0xD000_0000, "shared": 0xE000_0000, "local": 0xF000_0000}
+#: the size of each window (and the most memory= may hold below the first)
+WINDOW_SIZE = 0x1000_0000
+
+
+def _space_size(st, space):
+    """(bytes, what) of a space as one thread addresses it."""
     if space == "shared":
-        buf, size, what = st.shared, st.shared_size, ".shared memory of the block"
-    elif space == "local":
-        buf, size, what = st.local, st.prog.local_size, ".local memory of the thread"
+        return st.shared_size, ".shared memory of the block"
+    if space == "local":
+        return st.prog.local_size, ".local memory of the thread"
+    if space == "const":
+        return st.prog.const_size, ".const variables of the module"
+    if space == "gvars":
+        return st.prog.gvar_size, ".global variables of the module"
+    return (st.mem.size if st.mem is not None else 0), "memory"
+
+
+def _check(st, space, a, sel, total, spelling, where, extent, shown):
+    """Bounds and alignment of the addresses `a` (offsets in `space`) of the threads of `sel`
+    (an index array or a mask), `shown` added back to an address in the message."""
+    size, what = _space_size(st, space)
+    live = a[sel]
+    if not live.size:
+        return
+    lo, hi = int(live.min()), int(live.max())
+    if extent is not None:
+        ends = live + extent[sel]
+        over = int(ends.max()) > size
+        if over:
+            k = int(np.argmax(ends > size))
+            hi, total = int(live[k]), int(ends[k] - live[k])
     else:
-        buf = st.mem
-        if buf is None:
+        over = hi + total > size
+    if lo < 0 or over:
+        bad = (lo if lo < 0 else hi) + shown
+        raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
+                          f"the {size}-byte {what}", *where, rule="address")
+    mis = live % total if total & (total - 1) else live & (total - 1)
+    if mis.any():
+        raise InterpError(f"'{spelling}': address {int(live[mis != 0][0]) + shown:#x} is not "
+                          f"{total}-byte aligned", *where, rule="address")
+
+
+def _index(st, space, a):
+    """Index in st.flat of offsets `a` of `space` (per block / per thread where it is)."""
+    base = st.start[space]
+    if space == "shared":
+        return a + (base + st.ids("block") * st.shared_size if st.shared_size else base)
+    if space == "local":
+        return a + base + np.arange(st.n, dtype=np.int64) * st.prog.local_size
+    return a + base if base else a
+
+
+def _locate(st, space, a, m, total, spelling, where, at=None, extent=None):
+    """(st.flat, the index in it of each thread's address `a` in `space`): checked to lie
+    inside the space and to be aligned to the access size `total`, for the threads of mask `m`
+    (the others get index 0).  `space`: 'shared', 'local', 'const', 'global' (memory= and the
+    module's .global variables) or 'generic' (any window, see WINDOW).  `extent` (an int64
+    array (n,), optional): the bytes each thread accesses where that is not `total`
+    (cp.async's src-size)."""
+    whole = st.all_on and m is st.mask
+    sel = slice(None) if whole else m
+    if space in ("global", "generic"):
+        live = a[sel]
+        if live.size and int(live.max()) >= GLOBAL_VARS:
+            return st.flat, _windows(st, space, a, m, total, spelling, where, extent)
+        if st.mem is None:
             raise InterpError(f"'{spelling}' needs memory: pass memory=... (bytes)",
                               *(at or where), rule="no-memory")
-        size, what = buf.size, "memory"
-    whole = st.all_on and m is st.mask
-    live = a if whole else a[m]
-    if live.size:
-        lo, hi = int(live.min()), int(live.max())
-        if extent is not None:
-            ends = live + (extent if whole else extent[m])
-            over = int(ends.max()) > size
-            if over:
-                k = int(np.argmax(ends > size))
-                hi, total = int(live[k]), int(ends[k] - live[k])
-        else:
-            over = hi + total > size
-        if lo < 0 or over:
-            bad = lo if lo < 0 else hi
-            raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
-                              f"the {size}-byte {what}", *where, rule="address")
-        if total & (total - 1):
-            mis = live % total
-        else:                                          # a power of two (every PTX access)
-            mis = live & (total - 1)
-        if mis.any():
-            raise InterpError(f"'{spelling}': address {int(live[mis != 0][0]):#x} is not "
-                              f"{total}-byte aligned", *where, rule="address")
+        space = "global"
+    _check(st, space, a, sel, total, spelling, where, extent, 0)
     if not whole:
         a = np.where(m, a, 0)
-    if space == "shared":
-        a = a + st.ids("block") * size
-    elif space == "local":
-        a = a + np.arange(st.n, dtype=np.int64) * size
-    return buf, a
+    return st.flat, _index(st, space, a)
+
+
+def _windows(st, space, a, m, total, spelling, where, extent):
+    """_locate's indices where some address lies above memory=: each thread's address is
+    sorted into its window (generic) or the .global variables (both) and checked there."""
+    idx = np.zeros(st.n, np.int64)
+    rest = m.copy()
+    parts = [("gvars", GLOBAL_VARS)]
+    if space == "generic":
+        parts += [(k, v) for k, v in WINDOW.items()]
+    for part, base in parts:
+        inside = rest & (a >= base) & (a < base + WINDOW_SIZE)
+        if inside.any():
+            off = a - base
+            _check(st, part, off, inside, total, spelling, where, extent, base)
+            idx = np.where(inside, _index(st, part, np.where(inside, off, 0)), idx)
+            rest &= ~inside
+    if rest.any():
+        if st.mem is None:
+            k = int(np.nonzero(rest)[0][0])
+            raise InterpError(f"'{spelling}': address {int(a[k]):#x} is in no state space "
+                              "(no memory= was given)", *where, rule="address")
+        _check(st, "global", a, rest, total, spelling, where, extent, 0)
+        idx = np.where(rest, a, idx)
+    return idx
 
 
 class _AsyncCopies:

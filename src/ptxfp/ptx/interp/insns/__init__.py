@@ -12,7 +12,7 @@ from .... import isa
 from ....errors import UnsupportedInstruction
 from ...reader import Reg
 from ..base import WIDTH, _HALF, _spelling_types, _unsupported
-from . import (barrier, control, cp_async, float as _float, hints, int as _int, matrix, mem,
+from . import (barrier, carry, control, cp_async, float as _float, hints, int as _int, matrix, mem,
                mma, move, warp)
 from .barrier import _c_bar, _c_nop
 from .control import _c_bra, _c_ret
@@ -22,7 +22,7 @@ from .matrix import _c_ldmatrix, _c_movmatrix, _c_stmatrix
 from .mem import _c_atom, _c_ldst
 from .mma import _c_mma
 from .row import _c_row, _is_row
-from .warp import _c_activemask, _c_redux, _c_shfl, _c_vote
+from .warp import _c_activemask, _c_match, _c_redux, _c_shfl, _c_vote
 
 
 @lru_cache(maxsize=4096)
@@ -72,11 +72,12 @@ def _compile(prog, ins):
 #: opcode -> compile function, every family's table
 _COMPILERS = {}
 for _family in (mma, barrier, warp, mem, _float, _int, move, control, cp_async, matrix,
-                hints):
+                hints, carry):
     assert not set(_family.COMPILERS) & set(_COMPILERS), _family.__name__
     _COMPILERS.update(_family.COMPILERS)
 
 
 #: compilers of instructions the engine runs itself, whatever rows the table has for them
 _OWN = frozenset((_c_mma, _c_bar, _c_shfl, _c_vote, _c_atom, _c_nop, _c_ldst, _c_bra, _c_ret,
-                  _c_cp, _c_ldmatrix, _c_stmatrix, _c_movmatrix, _c_activemask, _c_redux))
+                  _c_cp, _c_ldmatrix, _c_stmatrix, _c_movmatrix, _c_activemask, _c_redux,
+                  _c_match))

@@ -51,7 +51,7 @@ def _c_cp(prog, ins):
                 return                        # nothing was ever issued: nothing to wait for
             if wait_all:
                 st.copies.commit(st.mask)
-            st.copies.wait(st.mask, pending, st.shared)
+            st.copies.wait(st.mask, pending, st.flat)
         return _Step(ins, run, [], [])
     if rest and rest[0] in ("bulk", "mbarrier"):
         raise _unsupported(ins, "the bulk copies and cp.async.mbarrier.arrive (sm_90 data "

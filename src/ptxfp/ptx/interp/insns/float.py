@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .... import isa
 from ..base import WIDTH, _HALF, _types_of, _unsupported
+from .carry import _c_carry
 from .int import _c_cvt_int, _c_int
 from .row import _c_row
 
@@ -14,6 +15,8 @@ def _c_arith(prog, ins):
     """add/sub/mul/fma (and mad): the half, mixed, .f32 and .f32x2 forms are rows of the table,
     integer ones here."""
     tys = _types_of(ins)
+    if "cc" in ins.suffixes and ins.opcode in ("add", "sub", "mad"):
+        return _c_carry(prog, ins)
     if not any(t in _HALF or t in ("f32", "f32x2") for t in tys):
         if ins.opcode in ("add", "sub", "mul", "mad") and tys and all(
                 t[0] in "bsu" and t != "bf16" for t in tys):

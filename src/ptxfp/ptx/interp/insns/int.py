@@ -12,6 +12,7 @@ from ..base import (WIDTH, _DTYPE, _SIGNED, _bad, _ext, _mask, _nops, _spelling_
                     _types_of, _u64, _unsupported, _wrap)
 from ..operands import _dst, _puts, _src
 from ..program import _Step
+from .carry import mul_hi
 
 
 def _c_cvt_int(prog, ins, types):
@@ -79,12 +80,12 @@ def _int_plan(spelling):
     t = types[0]
     sfx = set(suffixes) - {t}
     wide = "wide" in sfx
+    hi = False
     if op in ("mul", "mad"):
-        if "hi" in sfx:
-            return ("unsupported", ".hi is not modeled")
-        if not (wide or "lo" in sfx):
-            return ("bad", f"{op} on integers needs .lo, .hi or .wide")
-        sfx -= {"lo", "wide"}
+        if sum(x in sfx for x in ("lo", "hi", "wide")) != 1:
+            return ("bad", f"{op} on integers needs one of .lo, .hi or .wide")
+        hi = "hi" in sfx
+        sfx -= {"lo", "hi", "wide"}
     if sfx:
         return ("unsupported", f"modifiers {', '.join('.' + x for x in sorted(sfx))} are not "
                                "modeled")
@@ -93,7 +94,7 @@ def _int_plan(spelling):
         if WIDTH[t] == 64:
             return ("bad", ".wide needs a 16- or 32-bit type")
         dt = t[0] + str(2 * WIDTH[t])
-    return ("ok", t, op, wide, dt)
+    return ("ok", t, op, wide, dt, hi)
 
 
 def _c_int(prog, ins):
@@ -105,7 +106,7 @@ def _c_int(prog, ins):
         raise _unsupported(ins, plan[1])
     if plan[0] == "bad":
         raise _bad(ins, plan[1])
-    _, t, op, wide, dt = plan
+    _, t, op, wide, dt, hi = plan
     w = WIDTH[t]
     reads, writes = [], []
     if op in ("not", "neg"):
@@ -143,6 +144,14 @@ def _c_int(prog, ins):
     d = _dst(prog, ins, ins.operands[0], dt, writes)
     f = _INT_OPS["mul" if op == "mad" else op]
     ext_t = t if (wide or op in ("min", "max")) else "u" + str(w)
+    if hi:                                 # mul.hi / mad.hi: the high half of the product
+        def run(st):
+            r = mul_hi(srcs[0](st), srcs[1](st), t)
+            if op == "mad":
+                r = r + _u64(_ext(srcs[2](st), dt))
+            st.write(d, dt, _wrap(r, dt))
+        return _Step(ins, run, reads, writes)
+
     if op != "mad" and not wide and w > 1:
         # same width in and out: NumPy's w-bit unsigned arithmetic wraps mod 2**w as the
         # 64-bit path does after its truncation; min/max of .s types compare the bits signed

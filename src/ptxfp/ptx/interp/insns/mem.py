@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from ....errors import UninitializedRegister
-from ...reader import Addr, Vec
+from ...reader import Addr, Reg, Vec
 from ..base import (WIDTH, _DTYPE, _SIGNED, _bad, _from_le, _nops, _to_le, _types_of,
                     _unsupported)
 from ..operands import _dst, _src
 from ..program import _Step
-from ..state import _locate
+from ..state import GLOBAL_VARS, WINDOW, WINDOW_SIZE, _locate
+from .control import param_key, param_size
 from .row import _row_fn
 
 
@@ -36,11 +37,11 @@ def _c_ldst(prog, ins):
         raise _unsupported(ins, "ld/st need one type (.b16, .b32, .f32, .u64 ...)")
     t = types[0]
     space = _space_of(sfx)
-    if space not in ("global", "generic", "param", "shared", "local"):
+    if space not in ("global", "generic", "param", "shared", "local", "const"):
         raise _unsupported(ins, f"the .{space} state space is not modeled (only .global, "
-                                ".shared, .local, generic addresses and .param)")
-    if store and space == "param":
-        raise _unsupported(ins, "st.param (calls) is not modeled")
+                                ".shared, .local, .const, generic addresses and .param)")
+    if store and space == "const":
+        raise _bad(ins, "the .const space is read-only")
     vec = next((int(s[1:]) for s in sfx if s in ("v2", "v4", "v8")), 1)
     hint = "L2::cache_hint" in sfx                 # a cache-policy operand: read, no effect
     _nops(ins, 3 if hint else 2)
@@ -63,36 +64,7 @@ def _c_ldst(prog, ins):
             raise _bad(ins, "a vector operand needs .v2 or .v4", data)
         items = [data]
     if space == "param":
-        if addr.base is None:
-            raise _bad(ins, "ld.param needs [parameter] or [parameter+offset]", addr)
-        pname = addr.base.name
-        p = prog.params.get(pname)
-        if p is None and prog.function is not None:
-            raise _bad(ins, f"'{pname}' is not a parameter of '{prog.function.name}'", addr)
-        if p is not None:
-            ptype = p.type
-            psize = max(WIDTH.get(ptype, 8) // 8, 1) * int(np.prod(p.array or (1,)))
-        else:                                          # snippet: the load says what it is
-            ptype, psize = t, nbytes * vec + max(addr.offset, 0)
-        psize = prog.param_type.setdefault(pname, (ptype, psize, addr.line or ins.line,
-                                                   addr.col or ins.col))[1]
-        off = addr.offset
-        if off < 0 or off + nbytes * vec > psize:
-            raise _bad(ins, f"[{pname}+{off}] reads past the {psize}-byte parameter", addr)
-        reads.append((("param", pname), ptype))
-        outs = [_dst(prog, ins, o, t, writes) for o in items]
-
-        def run(st):
-            b = st.params.get(pname)
-            if b is None:
-                raise UninitializedRegister(
-                    f"parameter '{pname}' has no value (give it as an input, e.g. "
-                    f"inputs={{'{pname}': ...}})", addr.line or ins.line, addr.col or ins.col,
-                    rule="uninitialized")
-            for k, o in enumerate(outs):
-                lo = off + k * nbytes
-                st.write(o, t, _from_le(b[:, lo:lo + nbytes], w))
-        return _Step(ins, run, reads, writes)
+        return _param(prog, ins, addr, items, t, w, nbytes, vec, store, reads, writes)
     # global / generic, shared, local memory
     base = _address(prog, ins, addr, space, reads)
     off = addr.offset
@@ -137,6 +109,66 @@ def _c_ldst(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
+def _param(prog, ins, addr, items, t, w, nbytes, vec, store, reads, writes):
+    """ld.param / st.param: an entry parameter (an input; read-only), a callee's parameter or
+    return value, or a call site's .param variable (per thread, state.params)."""
+    if addr.base is None:
+        raise _bad(ins, "ld.param/st.param need [parameter] or [parameter+offset]", addr)
+    pname = addr.base.name
+    p = prog.params.get(pname)
+    local = None
+    if p is None and prog.function is not None:
+        d = prog.prog.lookup(pname, ins)
+        if d is None or d.space != "param":
+            raise _bad(ins, f"'{pname}' is not a parameter of '{prog.function.name}' or a "
+                            ".param variable", addr)
+        local = param_key(d, pname)
+        ptype, psize = d.type, param_size(d)
+    elif p is not None:
+        if store:
+            raise _bad(ins, f"'{pname}' is a kernel parameter: it is read-only", addr)
+        ptype = p.type
+        psize = max(WIDTH.get(ptype, 8) // 8, 1) * int(np.prod(p.array or (1,)))
+    else:                                              # snippet: the load says what it is
+        if store:
+            raise _unsupported(ins, "st.param needs a module (a call's .param variables)")
+        ptype, psize = t, nbytes * vec + max(addr.offset, 0)
+    if local is None:
+        psize = prog.param_type.setdefault(pname, (ptype, psize, addr.line or ins.line,
+                                                   addr.col or ins.col))[1]
+    off = addr.offset
+    if off < 0 or off + nbytes * vec > psize:
+        raise _bad(ins, f"[{pname}+{off}] is past the {psize}-byte parameter", addr)
+    if local is None:
+        reads.append((("param", pname), ptype))
+    key = local or pname
+    if store:
+        vals = [_src(prog, ins, o, t, reads) for o in items]
+
+        def run(st):
+            b = st.params.get(key)
+            if b is None:
+                b = st.params[key] = np.zeros((st.n, psize), np.uint8)
+            m = st.mask
+            for k, v in enumerate(vals):
+                lo = off + k * nbytes
+                b[m, lo:lo + nbytes] = _to_le(v(st), w)[m]
+        return _Step(ins, run, reads, [])
+    outs = [_dst(prog, ins, o, t, writes) for o in items]
+
+    def run(st):
+        b = st.params.get(key)
+        if b is None:
+            raise UninitializedRegister(
+                f"parameter '{pname}' has no value" + (
+                    "" if local else f" (give it as an input, e.g. inputs={{'{pname}': ...}})"),
+                addr.line or ins.line, addr.col or ins.col, rule="uninitialized")
+        for k, o in enumerate(outs):
+            lo = off + k * nbytes
+            st.write(o, t, _from_le(b[:, lo:lo + nbytes], w))
+    return _Step(ins, run, reads, writes)
+
+
 def _address(prog, ins, addr, space, reads):
     """fn(state) -> int64 array (n,): the base of an address operand [base+offset] (a
     register, a .shared/.local variable, or nothing: 0), the offset not added."""
@@ -148,13 +180,15 @@ def _address(prog, ins, addr, space, reads):
     v = prog.var(b.name, ins)
     if v is not None:
         vspace, voff = v
-        if space != vspace:
-            raise _unsupported(ins, f"'{b.name}' is a .{vspace} variable: address it with "
-                                    f"ld.{vspace}/st.{vspace} (generic addresses of .{vspace} "
-                                    "variables are not modeled)")
+        win = 0
+        if space == "generic" and vspace != "global":
+            win = WINDOW[vspace]                       # the variable's generic address
+        elif space != vspace:
+            raise _bad(ins, f"'{b.name}' is a .{vspace} variable: address it with "
+                            f"ld.{vspace}/st.{vspace} or a generic address", addr)
         if voff is None:                               # extern .shared: after the statics
-            return lambda st: np.full(st.n, prog.extern_offset, np.int64)
-        return lambda st: np.full(st.n, voff, np.int64)
+            return lambda st: np.full(st.n, prog.extern_offset + win, np.int64)
+        return lambda st: np.full(st.n, voff + win, np.int64)
     if b.name in prog.prog.variables:
         raise _unsupported(ins, f"addressing the .{prog.prog.variables[b.name].space} variable "
                                 f"'{b.name}' is not modeled; pass addresses in registers")
@@ -168,16 +202,73 @@ def _zeros_of(st):
 
 
 def _c_cvta(prog, ins):
+    """cvta.{space}.{u32,u64} d, a (the space's address -> the generic one) and cvta.to.{space}
+    (back), on .global (the identity: global addresses are generic ones), .shared, .local,
+    .const (each a window of the generic space: state.WINDOW) and .param (refused: kernel
+    parameters have no generic address here).  `a` may name a variable: its address."""
     types = _types_of(ins)
     sfx = ins.suffixes
-    if "global" not in sfx or len(types) != 1 or types[0] not in ("u64", "u32"):
-        raise _unsupported(ins, "only cvta(.to).global.u64/.u32 is modeled (the identity)")
+    to = "to" in sfx
+    spaces = [_SPACE_OF[x] for x in sfx if x in _SPACE_OF]
+    if len(types) != 1 or types[0] not in ("u64", "u32") or len(spaces) != 1 or \
+            set(sfx) - {"to", types[0], *[x for x in sfx if x in _SPACE_OF]}:
+        raise _unsupported(ins, "cvta{.to}.{global,shared,local,const,param}.{u32,u64}")
+    space = spaces[0]
+    if space == "param":
+        raise _unsupported(ins, "generic addresses of kernel parameters are not modeled: "
+                                "load them with ld.param")
+    if space not in ("global", "shared", "local", "const"):
+        raise _unsupported(ins, f"cvta on .{space} is not modeled")
     _nops(ins, 2)
     t = types[0]
     reads, writes = [], []
-    a = _src(prog, ins, ins.operands[1], t, reads)
+    src = ins.operands[1]
+    v = prog.var(src.name, ins) if isinstance(src, Reg) and src.name not in prog.width \
+        and not src.name.startswith("%") else None
+    if v is not None:
+        if to or v[0] != space:
+            raise _bad(ins, f"'{src.name}' is a .{v[0]} variable", src)
+        voff = v[1]
+        a = (lambda st: np.full(st.n, prog.extern_offset, np.uint64)) if voff is None else \
+            (lambda st: np.full(st.n, voff, np.uint64))
+    else:
+        a = _src(prog, ins, src, t, reads)
     d = _dst(prog, ins, ins.operands[0], t, writes)
-    return _Step(ins, lambda st: st.write(d, t, a(st)), reads, writes)
+    if space == "global":
+        return _Step(ins, lambda st: st.write(d, t, a(st)), reads, writes)
+    base = np.uint64(WINDOW[space])
+    m = np.uint64((1 << WIDTH[t]) - 1)
+    dt = _DTYPE[WIDTH[t]]
+    if to:
+        return _Step(ins, lambda st: st.write(d, t, ((a(st).astype(np.uint64) - base) & m)
+                                             .astype(dt)), reads, writes)
+    return _Step(ins, lambda st: st.write(d, t, ((a(st).astype(np.uint64) + base) & m)
+                                         .astype(dt)), reads, writes)
+
+
+def _c_isspacep(prog, ins):
+    """isspacep.{global,shared,local,const} p, a: is generic address a in that space (the
+    windows of state.WINDOW; global: below the windows or a .global variable)."""
+    sfx = ins.suffixes
+    spaces = [_SPACE_OF[x] for x in sfx if x in _SPACE_OF]
+    if len(sfx) != 1 or len(spaces) != 1 or spaces[0] not in ("global", "shared", "local",
+                                                              "const"):
+        raise _unsupported(ins, "isspacep.{global,shared,local,const}")
+    space = spaces[0]
+    _nops(ins, 2)
+    reads, writes = [], []
+    t = "u64" if prog.width.get(getattr(ins.operands[1], "name", ""), 64) == 64 else "u32"
+    a = _src(prog, ins, ins.operands[1], t, reads)
+    d = _dst(prog, ins, ins.operands[0], "pred", writes)
+    lo = GLOBAL_VARS if space == "global" else WINDOW[space]
+
+    def run(st):
+        x = a(st).astype(np.int64)
+        r = (x >= lo) & (x < lo + WINDOW_SIZE)
+        if space == "global":
+            r |= x < GLOBAL_VARS
+        st.write(d, "pred", r)
+    return _Step(ins, run, reads, writes)
 
 
 _ATOM_FLOAT = {"f32": "add.rn.ftz.f32", "f16": "add.rn.f16", "bf16": "add.rn.bf16",
@@ -278,4 +369,4 @@ def _c_atom(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
-COMPILERS = {"ld": _c_ldst, "st": _c_ldst, "cvta": _c_cvta, "atom": _c_atom, "red": _c_atom}
+COMPILERS = {"ld": _c_ldst, "st": _c_ldst, "cvta": _c_cvta, "isspacep": _c_isspacep, "atom": _c_atom, "red": _c_atom}

@@ -12,6 +12,13 @@ from ..operands import _dst, _src
 from ..program import _Step
 
 
+#: targets without tensor-core numerics of their own -> the member of their architecture
+#: family that has them (sm_86/sm_87 are Ampere like sm_80; sm_72 Volta; sm_101/103/110
+#: Blackwell; sm_121 RTX Blackwell): named in the error that asks for run(target=)
+_KIN = {"sm_72": "sm_70", "sm_86": "sm_80", "sm_87": "sm_80", "sm_88": "sm_80",
+        "sm_101": "sm_100", "sm_103": "sm_100", "sm_110": "sm_100", "sm_121": "sm_120"}
+
+
 def _c_mma(prog, ins):
     """mma.sync d, a, b, c over whole warps: each warp's registers gathered into matrices by
     the fragment layouts (ptxfp.tensor.fragments), D = ptxfp.mma(form, A, B, C) at the
@@ -46,7 +53,7 @@ def _c_mma(prog, ins):
     srcs = {k: [_src(prog, ins, o, regs[k][0], reads) for o in regs[k][1]] for k in "abc"}
     dt = regs["d"][0]
     dests = [_dst(prog, ins, o, dt, writes) for o in regs["d"][1]]
-    target = (prog.prog.target or "sm_90") if prog.function is not None else "sm_90"
+    module_target = (prog.prog.target or "sm_90") if prog.function is not None else "sm_90"
 
     def run(st):
         m = st.mask
@@ -64,10 +71,16 @@ def _c_mma(prog, ins):
         for k in "abc":
             R = np.stack([s(st)[idx] for s in srcs[k]], axis=-1).reshape(W, 32, -1)
             mats[k] = fr.gather(form, k, R)
+        target = st.mma_target or module_target
         try:
             D = tensor.mma(form, mats["a"], mats["b"], mats["c"], target=target)
         except PtxfpError as e:
-            raise InterpError(f"'{ins.opcode_spelling}': {e}", ins.line, ins.col,
+            hint = ""
+            kin = _KIN.get(target.rstrip("af"))
+            if st.mma_target is None and kin is not None:
+                hint = (f"; run(..., target='{kin}') computes it with {kin}'s numerics, the "
+                        f"model of {target}'s architecture family")
+            raise InterpError(f"'{ins.opcode_spelling}': {e}{hint}", ins.line, ins.col,
                               rule="mma") from None
         Rd = fr.scatter(form, "d", np.asarray(D)).reshape(W * 32, -1)
         for k, d in enumerate(dests):

@@ -193,4 +193,53 @@ def _c_redux(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
-COMPILERS = {"shfl": _c_shfl, "vote": _c_vote, "activemask": _c_activemask, "redux": _c_redux}
+def _c_match(prog, ins):
+    """match.any.sync.{b32,b64} d, a, membermask: the lanes of the membermask whose a equals
+    the thread's; match.all.sync.{b32,b64} d{|p}, a, membermask: the membermask when every lane
+    of it has the same a (p true), else 0 (p false).  The lanes are those executing it (the
+    membermask checked as for shfl)."""
+    sfx = list(ins.suffixes)
+    if len(sfx) != 3 or sfx[0] not in ("any", "all") or sfx[1] != "sync" or \
+            sfx[2] not in ("b32", "b64"):
+        raise _unsupported(ins, "match is modeled as match.{any,all}.sync.{b32,b64}")
+    mode, t = sfx[0], sfx[2]
+    _nops(ins, 3)
+    reads, writes = [], []
+    dst = ins.operands[0]
+    dests = list(dst.items) if isinstance(dst, Vec) and dst.brackets == "|" else [dst]
+    if len(dests) > 1 and mode == "any":
+        raise _unsupported(ins, "match.any has no predicate destination")
+    a = _src(prog, ins, ins.operands[1], t, reads)
+    mmask = _src(prog, ins, ins.operands[2], "b32", reads)
+    d = _dst(prog, ins, dests[0], "b32", writes)
+    p = _dst(prog, ins, dests[1], "pred", writes) if len(dests) > 1 else None
+
+    def run(st):
+        m = st.mask
+        mm = mmask(st).astype(np.uint64)
+        _member_check(st, ins, mm, m)
+        lane, warp = st.ids("lane"), st.ids("warp")
+        v = a(st).astype(np.uint64)
+        tids = np.nonzero(m)[0]
+        # group the executing threads by (warp, value): each group's lanes as one mask
+        key_w, key_v = warp[tids], v[tids]
+        order = np.lexsort((key_v, key_w))
+        kw, kv = key_w[order], key_v[order]
+        start = np.r_[True, (kw[1:] != kw[:-1]) | (kv[1:] != kv[:-1])]
+        gid = np.cumsum(start) - 1
+        bits = np.ldexp(1.0, lane[tids][order])
+        groups = np.bincount(gid, weights=bits).astype(np.uint64)
+        same = np.zeros(st.n, np.uint64)
+        same[tids[order]] = groups[gid]
+        same &= mm
+        if mode == "any":
+            st.write(d, "b32", same.astype(np.uint32))
+            return
+        ok = same == (mm & _warp_bits(st, m, warp, lane)[warp])
+        st.write(d, "b32", np.where(ok, mm, 0).astype(np.uint32))
+        if p is not None:
+            st.write(p, "pred", ok)
+    return _Step(ins, run, reads, writes)
+
+
+COMPILERS = {"match": _c_match, "shfl": _c_shfl, "vote": _c_vote, "activemask": _c_activemask, "redux": _c_redux}
