@@ -337,3 +337,22 @@ def test_bad_glue_input_is_one_line(text, words):
     with pytest.raises(PtxfpError, match=words) as e:
         ptxfp.run(text, block=32)
     assert "\n" not in str(e.value)
+
+
+def _directives(d):
+    return (f".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() {d}\n{{\n"
+            ".reg .b32 %r<2>;\nmov.u32 %r1, %ctaid.x;\n}\n")
+
+
+def test_cluster_directives_are_checked_at_launch_and_the_others_kept():
+    text = _directives(".reqnctapercluster 2, 1, 1 .maxclusterrank 4 .maxnreg 32 "
+                       ".minnctapersm 2")
+    assert (ptxfp.run(text, grid=4, block=1)["%r1"] == np.arange(4)).all()
+    with pytest.raises(OperandError, match=r"\.reqnctapercluster 2, 1, 1") as e:
+        ptxfp.run(text, grid=3, block=1)
+    assert "\n" not in str(e.value)
+    with pytest.raises(OperandError, match=r"\.maxclusterrank 2"):
+        ptxfp.run(_directives(".reqnctapercluster 4 .maxclusterrank 2"), grid=4)
+    from ptxfp.ptx.reader import read
+    launch = read(text).functions[0].launch
+    assert launch["maxnreg"][0] == (32,) and launch["minnctapersm"][0] == (2,)

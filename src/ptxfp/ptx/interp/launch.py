@@ -176,8 +176,10 @@ def _dims(v, what):
 
 
 def _launch_rules(prog, geom):
-    """The block shape the entry's .reqntid / .maxntid allow, as the driver checks them at
-    launch (.minnctapersm and .maxnreg only guide ptxas; they do not refuse a launch)."""
+    """The block shape the entry's .reqntid / .maxntid allow, and the grid its
+    .reqnctapercluster / .maxclusterrank allow, as the driver checks them at launch
+    (.minnctapersm and .maxnreg only guide ptxas: the register count the driver checks is
+    ptxas' result, at most .maxnreg, so they refuse no launch here)."""
     fn = prog.function
     rules = getattr(fn, "launch", None) if fn is not None else None
     if not rules:
@@ -190,6 +192,19 @@ def _launch_rules(prog, geom):
             raise OperandError(f"block={tuple(b)} breaks '{fn.name}''s .reqntid "
                                f"{', '.join(map(str, req[0]))} (line {req[1]}): the driver "
                                f"refuses the launch; launch with block={want[:3]}")
+    cl = rules.get("reqnctapercluster")
+    if cl is not None:
+        dims = tuple(cl[0]) + (1,) * (3 - len(cl[0]))
+        if any(g % c for g, c in zip(geom.grid, dims)):
+            raise OperandError(f"grid={tuple(geom.grid)} is not a whole number of "
+                               f"'{fn.name}''s clusters (.reqnctapercluster "
+                               f"{', '.join(map(str, cl[0]))}, line {cl[1]}): the driver "
+                               "refuses the launch")
+        rank = rules.get("maxclusterrank")
+        if rank is not None and dims[0] * dims[1] * dims[2] > rank[0][0]:
+            raise OperandError(f"'{fn.name}''s clusters of {dims[0] * dims[1] * dims[2]} "
+                               f"blocks are over its .maxclusterrank {rank[0][0]} (line "
+                               f"{rank[1]}): the driver refuses the launch")
     mx = rules.get("maxntid")
     if mx is not None:
         cap = 1
