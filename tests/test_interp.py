@@ -535,8 +535,8 @@ def test_uninitialised_register_position(text, inputs, name, pos, some):
     ("sin.approx.f32 x, y;", "sin.approx.f32", (1, 1)),
     ("mov.b16 h, 1;\n  div.rn.f16 d, h, h;", "div.rn.f16", (2, 3)),
     ("bar.red.and.pred x, 0, p;", "bar.red.and.pred", (1, 1)),
-    ("ld.const.b32 x, [a];", "ld.const.b32", (1, 1)),
-    ("rsqrt.approx.f32 x, y;", "rsqrt.approx.f32", (1, 1)),
+    ("suq.width.b32 x, [a];", "suq.width.b32", (1, 1)),
+    ("ex2.approx.f16 x, y;", "ex2.approx.f16", (1, 1)),
     ("tanh.approx.f32 x, a;", "tanh.approx.f32", (1, 1)),
 ])
 def test_unsupported_instruction_error(text, opcode, pos):

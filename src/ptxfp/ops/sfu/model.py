@@ -126,12 +126,12 @@ def plan(ins: Instruction) -> Plan:
 _compute, _core = entry("sfu", plan)
 
 
-def core(ins: Instruction) -> Plan | None:
+def core(ins: Instruction) -> Plan:
     """``fn(ops, n)`` of a form on checked 1-D operands, for the target of the context
-    (``using_target``), or None for a form ptxfp computes on no target (tanh, the half types,
-    .f64: the interpreter's 'not modeled' line at the instruction's position)."""
+    (``using_target``); NoModelError for a form ptxfp computes on no target (tanh, the half
+    types, .f64), which the interpreter reports at the instruction's position."""
     if not any((str(ins), t) in KERNELS for t in TARGETS):
-        return None
+        raise _refuse(str(ins), _TARGET.get())
     return _core(ins)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .... import dispatch as _dispatch
 from ....dispatch import CORE, ENTRY
-from ....errors import InterpError, SpellingError
+from ....errors import InterpError, NoModelError, SpellingError
 from ...reader import Vec
 from ..base import WIDTH, _DTYPE, _nops, _parse_once, _unsupported
 from ..operands import _dst, _puts, _src
@@ -48,7 +48,10 @@ def _c_row(prog, ins):
     if form.dtype.endswith("x4") and len(ops) == 3 and isinstance(ops[1], Vec):
         # cvt.rs into four lanes writes its sources as one vector operand {a, b, e, f}
         ops = [ops[0], *ops[1].items, ops[2]]
-    fmts, core, out_dt = _row_plan(ins.opcode_spelling)
+    try:
+        fmts, core, out_dt = _row_plan(ins.opcode_spelling)
+    except NoModelError as e:          # a row of the table that no model computes (tanh ...)
+        raise _unsupported(ins, str(e)) from None
     if len(ops) != 1 + len(fmts):
         _nops(ins, 1 + len(fmts))
     reads, writes = [], []
