@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import OperandError, PtxfpError
-from ..ptx.interp import MEMORY_KEY, run_detailed
+from ..ptx.interp import prepare, run_detailed
 from ..ptx.interp.schedule import MAX_STEPS
 
 
@@ -80,6 +80,13 @@ class Compiled:
     global_scratch: tuple          #: (bytes a program, alignment) of the global scratch
     profile_scratch: tuple         #: (bytes a program, alignment) of the profile scratch
     metadata: Any = field(default=None, repr=False)
+    _prog: Any = field(default=None, repr=False)     #: the PTX read and compiled once
+
+    def program(self) -> Any:
+        """The PTX prepared for ptxfp.run (read and compiled at the first launch)."""
+        if self._prog is None:
+            self._prog = prepare(self.ptx, entry=self.name)
+        return self._prog
 
 
 @dataclass
@@ -394,7 +401,7 @@ def launch(kernel: Any, grid: Any, *args: Any, target: str = DEFAULT_TARGET,
     params = {k: v for k, v in params.items() if k in declared}
     block = 32 * comp.num_warps
     steps = max_steps if max_steps is not None else max(MAX_STEPS, 10**6 * nprog)
-    r = run_detailed(comp.ptx, params, memory=mem, grid=g, block=block,
+    r = run_detailed(comp.program(), params, memory=mem, grid=g, block=block,
                      shared_bytes=comp.shared, max_steps=steps)
     out = r.memory
     for b in bufs:
