@@ -12,6 +12,7 @@ numerics tests/test_tensor*.py hold to MMA-Sim and recorded GPU answers."""
 import json
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -200,11 +201,18 @@ def test_ldmatrix_needs_the_whole_warp():
 
 # --- Triton's tl.dot modules (tools/triton_mm_sm80.py) -----------------------------------------
 
-MM = json.loads((KERNELS / "triton_mm_f16_sm80.json").read_text())
-MMA = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#: input type -> (the compiled modules' metadata, the mma.sync they issue, the arrays' dtype)
+MMA = {"f16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+       "bf16": "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+       "tf32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"}
+DTYPE = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "tf32": np.float32}
+MM = {t: json.loads((KERNELS / f"triton_mm_{t}_sm80.json").read_text()) for t in MMA}
+#: |C - exact| <= this * (|A| @ |B|): K / 4 = 24 accumulation steps of the A100 model (four
+#: products a step, 24-bit truncated alignment: under 2^-23 each); f16 keeps its measured 2^-20
+BOUND = {"f16": 2.0 ** -20, "bf16": 2.0 ** -18, "tf32": 2.0 ** -18}
 
 
-def _run_mm(name, A, B):
+def _run_mm(t, name, A, B):
     M, K = A.shape
     N = B.shape[1]
     a0 = 256
@@ -213,7 +221,7 @@ def _run_mm(name, A, B):
     mem = np.zeros(c0 + M * N * 4, np.uint8)
     mem[a0:b0] = np.frombuffer(A.tobytes(), np.uint8)
     mem[b0:c0] = np.frombuffer(B.tobytes(), np.uint8)
-    meta = MM[name]
+    meta = MM[t][name]
     args = {f"mm_param_{i}": v for i, v in enumerate((a0, b0, c0, M, N, K, 0, 0))}
     r = ptxfp.run((KERNELS / name).read_text(), args, memory=mem,
                   grid=(M // meta["BM"], N // meta["BN"]), block=32 * meta["num_warps"],
@@ -221,23 +229,32 @@ def _run_mm(name, A, B):
     return np.frombuffer(r[MEMORY_KEY][c0:].tobytes(), np.float32).reshape(M, N)
 
 
-@pytest.mark.parametrize("name", sorted(MM))
-def test_triton_sm80_matmul_is_ptxfp_matmul(name):
-    """Triton 3.8's f16 tl.dot for sm_80 (ld.global/st.shared or cp.async pipelines, ldmatrix,
-    mma.sync m16n8k16) bit-equals ptxfp.matmul with that instruction (K chained in increasing
-    k), and float64 within the accumulations' rounding."""
+def _tf32(x):
+    """The f32 values an sm_80 tensor core reads as tf32: the low 13 fraction bits dropped."""
+    return (np.asarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+@pytest.mark.parametrize("t, name", [(t, n) for t in MMA for n in sorted(MM[t])])
+def test_triton_sm80_matmul_is_ptxfp_matmul(t, name):
+    """Triton 3.8's tl.dot for sm_80 with f16, bf16 and tf32 (f32 arrays) inputs (ld.global/
+    st.shared or cp.async pipelines, ldmatrix, mma.sync m16n8k16 / m16n8k8) bit-equals
+    ptxfp.matmul with that instruction (K chained in increasing k), and float64 within the
+    accumulations' rounding."""
     rng = np.random.default_rng(7)
     M, N, K = 64, 64, 96
-    A = (rng.standard_normal((M, K)) * np.exp2(rng.integers(-6, 7, (M, K)))).astype(np.float16)
-    B = (rng.standard_normal((K, N)) * np.exp2(rng.integers(-6, 7, (K, N)))).astype(np.float16)
-    C = _run_mm(name, A, B)
-    D = np.asarray(ptxfp.matmul(A, B, instruction=MMA, target="sm_80"), np.float32)
+    dt = DTYPE[t]
+    A = (rng.standard_normal((M, K)) * np.exp2(rng.integers(-6, 7, (M, K)))).astype(dt)
+    B = (rng.standard_normal((K, N)) * np.exp2(rng.integers(-6, 7, (K, N)))).astype(dt)
+    C = _run_mm(t, name, A, B)
+    D = np.asarray(ptxfp.matmul(A, B, instruction=MMA[t], target="sm_80"), np.float32)
     assert np.array_equal(C.view(np.uint32), D.view(np.uint32))
-    exact = A.astype(np.float64) @ B.astype(np.float64)
-    bound = np.abs(A.astype(np.float64)) @ np.abs(B.astype(np.float64)) * 2.0 ** -20
+    a64, b64 = (_tf32(A), _tf32(B)) if t == "tf32" else (A, B)
+    a64, b64 = np.asarray(a64, np.float64), np.asarray(b64, np.float64)
+    exact = a64 @ b64
+    bound = np.abs(a64) @ np.abs(b64) * BOUND[t]
     assert (np.abs(C - exact) <= bound).all()
     # the test tells K orders apart: the same product summed in another order differs
-    rev = np.asarray(ptxfp.matmul(A[:, ::-1].copy(), B[::-1].copy(), instruction=MMA,
+    rev = np.asarray(ptxfp.matmul(A[:, ::-1].copy(), B[::-1].copy(), instruction=MMA[t],
                                   target="sm_80"), np.float32)
     assert not np.array_equal(rev.view(np.uint32), C.view(np.uint32))
 

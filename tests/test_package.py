@@ -41,7 +41,7 @@ def test_license_is_the_apache_text():
 #: the layers of docs/architecture.md, bottom first: a module may import its own layer and below
 LAYERS = {"policy": 0, "errors": 0, "limits": 0, "outputs": 0, "core": 1, "isa": 2, "ops": 3,
           "tensor": 3, "encode": 4, "dispatch": 4, "ptx": 5, "vectors": 5, "conformance": 6,
-          "hw": 7, "cli": 8, "__main__": 8}
+          "hw": 7, "cli": 8, "triton": 8, "__main__": 8}
 
 
 def test_imports_point_down_the_layers():

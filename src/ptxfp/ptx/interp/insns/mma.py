@@ -58,15 +58,20 @@ def _c_mma(prog, ins):
     def run(st):
         m = st.mask
         warp = st.ids("warp")
-        idx = np.nonzero(m)[0]
-        counts = np.bincount(warp[idx])
-        ws = np.unique(warp[idx])
-        if (counts[ws] != 32).any():
+        whole = st.all_on and m is st.active and st.geom.bsize % 32 == 0
+        if whole:              # every thread of the grid, whole warps: no gather of lanes
+            idx, ws = slice(None), None
+            W = st.n // 32
+        else:
+            idx = np.flatnonzero(m)
+            counts = np.bincount(warp[idx])
+            ws = np.flatnonzero(counts)                 # the warps running it, in order
+            W = ws.size
+        if ws is not None and (counts[ws] != 32).any():
             w = int(ws[np.nonzero(counts[ws] != 32)[0][0]])
             raise InterpError(f"'{ins.opcode_spelling}': warp {w} runs it with "
                               f"{int(counts[w])} of its threads; mma.sync needs all 32",
                               ins.line, ins.col, rule="membermask")
-        W = ws.size
         mats = {}
         for k in "abc":
             R = np.stack([s(st)[idx] for s in srcs[k]], axis=-1).reshape(W, 32, -1)
@@ -84,6 +89,9 @@ def _c_mma(prog, ins):
                               rule="mma") from None
         Rd = fr.scatter(form, "d", np.asarray(D)).reshape(W * 32, -1)
         for k, d in enumerate(dests):
+            if whole:
+                st.write(d, dt, np.ascontiguousarray(Rd[:, k], _DTYPE[WIDTH[dt]]))
+                continue
             full = np.zeros(st.n, _DTYPE[WIDTH[dt]])
             full[idx] = Rd[:, k]
             st.write(d, dt, full)
