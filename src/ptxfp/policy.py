@@ -135,6 +135,14 @@ MMA_F64_NAN_PAYLOAD = "payload"
 MMA_F64_NAN_CANONICAL = "canonical"
 MMA_F64_NAN = (MMA_F64_NAN_PAYLOAD, MMA_F64_NAN_CANONICAL)
 
+#: Contraction (docs/semantics.md, "Contraction"): mul and add/sub without a rounding modifier
+#: fused into one fma exactly where ptxas 13.5 fuses them (ptx/contract.py, learned from its
+#: machine code) ...
+CONTRACT_PTXAS = "ptxas"
+#: ... or every instruction computed as written (what ptxas -O0 or --fmad=false compiles).
+CONTRACT_AS_WRITTEN = "as_written"
+CONTRACT = (CONTRACT_PTXAS, CONTRACT_AS_WRITTEN)
+
 #: the canonical-NaN field of each result format
 NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "canonical_nan_f32",
               "f64": "canonical_nan_f64",
@@ -146,7 +154,7 @@ NAN_FIELDS = {"f16": "canonical_nan_f16", "bf16": "canonical_nan_bf16", "f32": "
 CHOICES: dict[str, tuple[str, ...]] = {
     "ftz_tininess": TININESS, "rs_x4_bits": RS_X4_BITS, "widen_nan": WIDEN_NAN,
     "negabs_nan": NEGABS_NAN, "cvt_ftz_input": CVT_FTZ, "bf16_fma_directed": BF16_FMA_DIRECTED,
-    "mma_model": MMA_MODELS}
+    "mma_model": MMA_MODELS, "contract": CONTRACT}
 
 #: The measured per-form entries of the default policy (an H100, sm_90, driver 580.159.04, CUDA
 #: 13.0: tests/data/gpu/h100-2026-11-27/).  First match wins.
@@ -257,6 +265,10 @@ class Policy:
     #: The NaN of the f64 matrix forms (MMA_F64_NAN above): None follows ``mma_model``
     #: (MMA_F64_NAN_PAYLOAD under MMA-Sim 2.1.1, MMA_F64_NAN_CANONICAL under 2026-01).
     mma_f64_nan: str | None = None
+    #: How ``run`` (and ``check``'s notes) treat a mul feeding an add/sub with no rounding
+    #: modifier (CONTRACT above): CONTRACT_PTXAS fuses exactly the pairs ptxas 13.5 fuses
+    #: (the GPU's bits); CONTRACT_AS_WRITTEN rounds every instruction as written.
+    contract: str = CONTRACT_PTXAS
 
     def __post_init__(self) -> None:
         for name in CHOICES:

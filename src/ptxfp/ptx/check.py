@@ -904,6 +904,45 @@ class _Checker:
         return None
 
 
+def gpu_notes(prog, target):
+    """Info diagnostics on what the GPU runs: each pair ptxas fuses into one fma (policy
+    ``contract``, ptx/contract.py), and each SFU form whose primitive is assumed on the target
+    ("MUFU.EX2 measured on sm_75; assumed on sm_90")."""
+    if prog.kind == "spelling":
+        return []
+    from .. import policy
+    from ..ops.sfu import note
+    from .contract import fusions, run_target
+    try:
+        t = run_target(None, target)
+    except ValueError:
+        return []
+    out = []
+    bodies = [(f.body, f.labels) for f in prog.functions if f.has_body] \
+        if prog.kind == "module" else [(prog.statements, prog.labels)]
+    if policy.current().contract == "ptxas":
+        for body, labels in bodies:
+            for f in fusions(body, labels=labels, target=t):
+                out.append(Diagnostic("info", f.consumer.line, f.consumer.col,
+                                      f.note().split(": ", 1)[1] + f" (on {t})", "contract"))
+    seen = set()
+    for ins in prog.statements:
+        sp = ins.opcode_spelling
+        if ins.opcode not in SFU_NOTE_OPCODES or sp in seen:
+            continue
+        seen.add(sp)
+        try:
+            line = note(sp, t)
+        except ValueError:
+            continue
+        if "assumed" in line:
+            out.append(Diagnostic("info", ins.line, ins.col, f"'{sp}': {line}", "sfu-model"))
+    return out
+
+
+SFU_NOTE_OPCODES = frozenset(("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "div"))
+
+
 def check_program(prog, *, target=None, version=None, strict=None, ptxas=None):
     """:func:`check` on a Program already read."""
     rel = _release(ptxas)
@@ -925,6 +964,7 @@ def check_program(prog, *, target=None, version=None, strict=None, ptxas=None):
     for ins in prog.statements:
         c.instruction(ins)
     c.names()
+    c.diags += gpu_notes(prog, t)
     diags = sorted(c.diags, key=lambda d: (d.line, d.col))
     n = c.modeled + c.unmodeled
     diags.append(Diagnostic("info", 0, 0, f"{n} instruction{'s' if n != 1 else ''}: "

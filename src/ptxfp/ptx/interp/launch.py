@@ -5,6 +5,7 @@ prepares the program, runs the scheduler and returns the registers and memory
 from __future__ import annotations
 
 import numbers
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
@@ -15,6 +16,8 @@ from ...errors import OperandError
 from ...limits import check_bytes, guarded, paused_gc
 from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
+from ...ops.sfu import using_target
+from ..contract import HIDDEN, run_target
 from .program import _Prog, _scan_reads
 from .schedule import MAX_STEPS, _execute_steps
 from .state import GLOBAL_VARS, SHARED_LIMIT, _Geometry, _State
@@ -34,6 +37,8 @@ class RunResult:
     read_as: dict = field(default_factory=dict)    #: name -> float type instructions read it as
     steps: int = 0                         #: instructions executed (each for a group)
     thread_instructions: int = 0           #: the sum over them of the threads that ran it
+    target: str = ""                       #: the architecture the SFU forms ran for
+    notes: list = field(default_factory=list)  #: one line each: fused pairs, assumed SFU models
 
 
 def _input_bits(value, width, signed, what):
@@ -95,14 +100,18 @@ def _needed(prog):
 
 
 @guarded("run")
-def prepare(text, *, entry=None):
+def prepare(text, *, entry=None, target=None):
     """Read and compile `text` once: the result can be given to :func:`run`,
     :func:`run_detailed` and :func:`inputs_needed` in place of the text.  Its ``types`` maps
-    each register to its declared or inferred type."""
+    each register to its declared or inferred type; ``target`` is the architecture its SFU
+    forms and contractions follow (``run``'s ``target=``)."""
     if isinstance(text, _Prog):
+        if target is not None and run_target(target, None) != text.target:
+            raise OperandError(f"target={target!r}: this program was prepared for "
+                               f"{text.target} (prepare it with target=)")
         return text
     with paused_gc():
-        return _Prog(text, entry, _compile)
+        return _Prog(text, entry, _compile, target)
 
 
 def inputs_needed(text, *, entry=None):
@@ -153,7 +162,8 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  entry: str | None = None, grid: Dims | None = None,
                  block: Dims | None = None, shared_bytes: int = 0,
                  max_steps: int = MAX_STEPS, target: str | None = None) -> RunResult:
-    """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
+    """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory, the
+    target, notes)."""
     with paused_gc():             # reading, compiling and running make no cycles worth a pass
         return _run_detailed(text, inputs, memory, threads, entry, grid, block, shared_bytes,
                              max_steps, target)
@@ -230,14 +240,18 @@ def _mma_target(target):
     try:
         target_family(target)
     except ValueError as e:
+        from ...ops.sfu import TARGETS as SFU_TARGETS      # the SFU's sequences know it:
+        base = re.sub(r"[af]$", "", target.strip().lower())  # mma stops at its instruction
+        if base in SFU_TARGETS:
+            return target
         raise OperandError(f"target={target!r}: {str(e).split(': ', 1)[-1]}") from None
     return target
 
 
 def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
                   shared_bytes=0, max_steps=MAX_STEPS, target=None):
-    prog = prepare(text, entry=entry)
     target_mma = _mma_target(target)
+    prog = prepare(text, entry=entry, target=target)
     if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or \
             max_steps < 1:
         raise OperandError(f"max_steps={max_steps!r}: expected an int >= 1")
@@ -313,15 +327,39 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
     _launch_rules(prog, geom)
     st = _State(prog, n, ready, _memory(memory), geom, int(shared_bytes))
     st.mma_target = target_mma
-    _execute_steps(prog, st, n, int(max_steps))
+    with using_target(prog.target):
+        _execute_steps(prog, st, n, int(max_steps))
     regs, seen = {}, set()
     for k, v in st.regs.items():                   # registers that share an array (mov) get
+        if k.startswith(HIDDEN):                   # the contraction's own registers
+            continue
         regs[k] = v.copy() if id(v) in seen else v    # their own, as the caller may change it
         seen.add(id(v))
     return RunResult(registers=regs, types=dict(st.types), memory=st.mem, threads=n,
                      declared={k: d.type for k, d in prog.decl_of.items()},
                      read_as=prog.read_as, steps=st.steps,
-                     thread_instructions=st.thread_instructions)
+                     thread_instructions=st.thread_instructions, target=prog.target,
+                     notes=run_notes(prog))
+
+
+def run_notes(prog) -> list[str]:
+    """One line per pair ptxas fuses and per SFU form whose primitive is assumed on the
+    target ("MUFU.EX2 measured on sm_75; assumed on sm_90")."""
+    from ...ops.sfu import note
+    out = [f.note() for f in prog.fusions]
+    seen = set()
+    for s in prog.statements:
+        sp = s.opcode_spelling
+        if sp in seen or s.opcode not in _SFU_OPCODES or not s.text:   # not the rewrite's
+            continue
+        seen.add(sp)
+        line = note(sp, prog.target)
+        if "assumed" in line:
+            out.append(f"line {s.line}: {sp}: {line}")
+    return out
+
+
+_SFU_OPCODES = frozenset(("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh", "div"))
 
 
 def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
@@ -336,9 +374,12 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
     for registers (``'%f1'`` or ``'f1'``) and entry parameters; one value per thread, arrays and
     scalars broadcast.  ``memory``: bytes or a uint8 array, the flat little-endian memory that
     ``ld``/``st`` address; the memory after the run comes back under ``'__memory__'``.
-    ``target``: the target whose tensor-core numerics ``mma.sync`` computes with (default: the
-    module's ``.target``; give it for a module whose ``.target``, sm_86 say, has no model of
-    its own).  See docs/interpreter.md for what is modeled.
+    ``target``: the architecture ('sm_90') whose numerics the run follows: the tensor cores
+    (``mma.sync``; default the module's ``.target``; give it for a module whose ``.target``,
+    sm_86 say, has no tensor-core model of its own), the SFU forms (``ex2.approx.f32`` ...) and
+    ptxas' contractions (default the module's .target where ptxfp has its sequences, else
+    sm_75).  A mul feeding an add/sub is fused as ptxas fuses it (policy ``contract``).
+    See docs/interpreter.md for what is modeled.
     """
     r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry, grid=grid,
                      block=block, shared_bytes=shared_bytes, max_steps=max_steps,

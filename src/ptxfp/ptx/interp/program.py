@@ -8,6 +8,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from ...errors import InterpError
+from .. import contract as _contract
 from ..reader import Addr, Reg, Vec, name_errors, read
 from .base import WIDTH, _special
 from .state import SHARED_STATIC_LIMIT
@@ -28,8 +29,10 @@ class InputInfo:
 class _Prog:
     """Everything static: statements, register widths, labels, parameters."""
 
-    def __init__(self, text, entry=None, compile=None):
-        """`compile(prog, instruction) -> _Step` compiles each statement (insns._compile)."""
+    def __init__(self, text, entry=None, compile=None, target=None):
+        """`compile(prog, instruction) -> _Step` compiles each statement (insns._compile);
+        `target` the architecture the SFU forms and ptxas' contractions follow (None: the
+        module's .target where ptxfp has its sequences, else ops.sfu.DEFAULT_TARGET)."""
         prog = read(text) if isinstance(text, str) else text
         self.prog = prog
         errs = name_errors(prog)
@@ -64,6 +67,10 @@ class _Prog:
             self.declared = prog.registers
             self.params = {}
             labels = prog.labels
+        # the program as ptxas compiles it: mul + add/sub pairs fused (ptx/contract.py)
+        self.target = _contract.run_target(target, prog.target)
+        self.statements, self.fusions = _contract.apply(
+            self.statements, labels=labels, target=self.target)
         # label -> index of the first statement after it (statements are in source order)
         self.labels = _label_index(self.statements, labels)
         # calls: each call site gets its own copy of the callee's body (see _expand)
