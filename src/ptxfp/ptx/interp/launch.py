@@ -11,11 +11,12 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...errors import OperandError
+from ...errors import OperandError, shorten
 from ...limits import check_bytes, guarded, paused_gc
 from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
 from .program import _Prog, _scan_reads
+from ..reader import read
 from .schedule import MAX_STEPS, _execute_steps
 from .state import SHARED_LIMIT, _Geometry, _State
 
@@ -101,8 +102,30 @@ def prepare(text, *, entry=None):
     each register to its declared or inferred type."""
     if isinstance(text, _Prog):
         return text
+    if not isinstance(text, str) and not hasattr(text, "kind"):
+        kind = type(text).__name__
+        raise OperandError(f"the program must be PTX text (a str), got {kind}"
+                           + (" (decode it first: text.decode())"
+                              if isinstance(text, (bytes, bytearray)) else ""))
+    if isinstance(text, str):
+        _looks_like_a_path(text)
     with paused_gc():
-        return _Prog(text, entry, _compile)
+        parsed = read(text) if isinstance(text, str) else text
+        if entry is not None and parsed.kind != "module":
+            raise OperandError(f"entry={shorten(entry)!r}: the text is a snippet (it has no "
+                               ".entry); entry= picks a function of a module, leave it out")
+        return _Prog(parsed, entry, _compile)
+
+
+def _looks_like_a_path(text):
+    """One word ending in .ptx (or naming a file that exists) is a file name, not PTX."""
+    word = text.strip()
+    if not word or len(word) > 4096 or any(c in word for c in " \t\n;{}"):
+        return
+    import os
+    if word.endswith(".ptx") or os.path.isfile(word):
+        raise OperandError(f"{shorten(word)!r} looks like a file name: run() takes PTX text; "
+                           f"read the file first: ptxfp.run(open({shorten(word)!r}).read(), ...)")
 
 
 def inputs_needed(text, *, entry=None):

@@ -228,7 +228,7 @@ def _locate(st, space, a, m, total, spelling, where, at=None, extent=None):
             over = hi + total > size
         if lo < 0 or over:
             bad = lo if lo < 0 else hi
-            raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
+            raise InterpError(f"'{spelling}': address {bad % (1 << 64):#x} (+{total} bytes) is outside "
                               f"the {size}-byte {what}", *where, rule="address")
         if total & (total - 1):
             mis = live % total
