@@ -82,3 +82,31 @@ def test_messages_quote_little_of_huge_input(call):
     with pytest.raises(PtxfpError) as e:
         call()
     assert len(str(e.value)) < 600, str(e.value)[:300]
+
+
+# ---- item 8: the work (thread-instructions) is bounded --------------------------------------
+
+SPIN = "L: add.u32 x, x, 1;\nbra L;\n"
+
+
+def test_runaway_launch_over_a_big_grid_stops_within_seconds(capsys, tmp_path):
+    p = tmp_path / "spin.ptx"
+    p.write_text(SPIN)
+    t = time.perf_counter()
+    rc, o, e = cli(capsys, "run", str(p), "--set", "x=0", "--grid", "1000000", "--block", "1")
+    assert time.perf_counter() - t < 30
+    assert rc == 2 and "Traceback" not in e
+    assert "work limit reached: more than 500000000 thread-instructions" in e
+    assert "--max-work" in e and "loop at label 'L'" in e
+
+
+def test_max_work_counts_every_thread():
+    from ptxfp.ptx.interp import MAX_WORK, StepLimit
+    assert MAX_WORK == 500_000_000
+    with pytest.raises(StepLimit, match="more than 1000 thread-instructions"):
+        ptxfp.run(SPIN, {"x": 0}, threads=100, max_work=1000)
+    from ptxfp.ptx.interp import run_detailed
+    ok = run_detailed("add.u32 x, x, 1;", {"x": 0}, threads=100, max_work=100)
+    assert ok.thread_instructions == 100
+    with pytest.raises(PtxfpError, match="max_work=0"):
+        ptxfp.run("ret;", max_work=0)

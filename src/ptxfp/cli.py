@@ -756,7 +756,7 @@ def cmd_run(args, out):
         try:
             res = run_detailed(prog, inputs, memory=memory, threads=args.threads, grid=grid,
                                block=block, shared_bytes=args.shared_bytes,
-                               max_steps=args.max_steps)
+                               max_steps=args.max_steps, max_work=args.max_work)
         except ResourceError as e:
             if e.option == "threads" and args.threads is not None:   # say it as the option
                 raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") \
@@ -1181,7 +1181,11 @@ def build_parser():
     r.add_argument("--shared-bytes", type=int, default=0, metavar="N",
                    help="dynamic (extern) .shared bytes a block")
     r.add_argument("--max-steps", type=int, default=1_000_000, metavar="N",
-                   help="stop after N instructions (a loop that never ends)")
+                   help="stop after N instructions, each counted once for its group of "
+                   "threads (a loop that never ends)")
+    r.add_argument("--max-work", type=int, default=500_000_000, metavar="N",
+                   help="stop after N thread-instructions, each instruction counted for every "
+                   "thread that runs it (a runaway launch over a big grid stops in seconds)")
     r.add_argument("--out", metavar="FILE.npz", help="write the results to a .npz file")
     r.add_argument("--reg", metavar="NAME", action="append", default=[],
                    help="with --out: a register to write (default: all)")

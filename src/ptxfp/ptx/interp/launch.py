@@ -17,7 +17,7 @@ from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
 from .program import _Prog, _scan_reads
 from ..reader import read
-from .schedule import MAX_STEPS, _execute_steps
+from .schedule import MAX_STEPS, MAX_WORK, _execute_steps
 from .state import SHARED_LIMIT, _Geometry, _State
 
 
@@ -167,11 +167,11 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
                  entry: str | None = None, grid: Dims | None = None,
                  block: Dims | None = None, shared_bytes: int = 0,
-                 max_steps: int = MAX_STEPS) -> RunResult:
+                 max_steps: int = MAX_STEPS, max_work: int = MAX_WORK) -> RunResult:
     """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory)."""
     with paused_gc():             # reading, compiling and running make no cycles worth a pass
         return _run_detailed(text, inputs, memory, threads, entry, grid, block, shared_bytes,
-                             max_steps)
+                             max_steps, max_work)
 
 
 def _dims(v, what):
@@ -217,11 +217,11 @@ def _launch_rules(prog, geom):
 
 
 def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
-                  shared_bytes=0, max_steps=MAX_STEPS):
+                  shared_bytes=0, max_steps=MAX_STEPS, max_work=MAX_WORK):
     prog = prepare(text, entry=entry)
-    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or \
-            max_steps < 1:
-        raise OperandError(f"max_steps={max_steps!r}: expected an int >= 1")
+    for what, v in (("max_steps", max_steps), ("max_work", max_work)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise OperandError(f"{what}={v!r}: expected an int >= 1")
     if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, numbers.Integral) or \
             shared_bytes < 0:
         raise OperandError(f"shared_bytes={shared_bytes!r}: expected an int >= 0")
@@ -293,7 +293,7 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
         geom = _Geometry((1, 1, 1), (n, 1, 1))
     _launch_rules(prog, geom)
     st = _State(prog, n, ready, _memory(memory), geom, int(shared_bytes))
-    _execute_steps(prog, st, n, int(max_steps))
+    _execute_steps(prog, st, n, int(max_steps), int(max_work))
     regs, seen = {}, set()
     for k, v in st.regs.items():                   # registers that share an array (mov) get
         regs[k] = v.copy() if id(v) in seen else v    # their own, as the caller may change it
@@ -307,7 +307,8 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
 def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
         memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
         entry: str | None = None, grid: Dims | None = None, block: Dims | None = None,
-        shared_bytes: int = 0, max_steps: int = MAX_STEPS) -> dict[str, NDArray[Any]]:
+        shared_bytes: int = 0, max_steps: int = MAX_STEPS,
+        max_work: int = MAX_WORK) -> dict[str, NDArray[Any]]:
     """Execute PTX over many threads; return ``{register name: bits array}``.
 
     ``text``: a snippet (instructions, optional ``.reg`` lines) or a module (the one ``.entry``
@@ -315,10 +316,14 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
     for registers (``'%f1'`` or ``'f1'``) and entry parameters; one value per thread, arrays and
     scalars broadcast.  ``memory``: bytes or a uint8 array, the flat little-endian memory that
     ``ld``/``st`` address; the memory after the run comes back under ``'__memory__'``.
+    ``max_steps`` (instructions, each counted once for its group of threads) and ``max_work``
+    (thread-instructions: each counted for every thread that runs it) stop a run that does
+    not end, with :class:`StepLimit`; the defaults stop any runaway launch within seconds.
     See the module docstring for what is modeled.
     """
     r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry, grid=grid,
-                     block=block, shared_bytes=shared_bytes, max_steps=max_steps)
+                     block=block, shared_bytes=shared_bytes, max_steps=max_steps,
+                     max_work=max_work)
     out = dict(r.registers)
     if r.memory is not None:
         out[MEMORY_KEY] = r.memory
