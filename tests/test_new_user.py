@@ -110,3 +110,128 @@ def test_max_work_counts_every_thread():
     assert ok.thread_instructions == 100
     with pytest.raises(PtxfpError, match="max_work=0"):
         ptxfp.run("ret;", max_work=0)
+
+
+# ---- items 5, 13: compute / convert / execute point at the right entry -----------------------
+
+def test_compute_of_an_mma_spelling_points_at_ptxfp_mma():
+    with pytest.raises(ptxfp.SpellingError, match=r"tensor-core .*ptxfp\.mma\(form, A, B, C\)"):
+        ptxfp.compute("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1, 2, 3)
+    with pytest.raises(ptxfp.SpellingError, match=r"ptxfp\.mma"):
+        ptxfp.execute("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 1, 2, 3)
+
+
+def test_execute_of_another_family_names_ptxfp_compute():
+    with pytest.raises(ptxfp.SpellingError) as e:
+        ptxfp.execute("add.s32", 1, 2)
+    assert "an int spelling: run it with ptxfp.compute" in str(e.value)
+    assert "dispatch" not in str(e.value)
+
+
+def test_f64_takes_python_floats():
+    # a Python float is a binary64: exact, no rounding; 1 + 2 = 3 and 0.1 + 0.2 as IEEE says
+    assert ptxfp.compute("add.rn.f64", 1.0, 2.0) == 3.0
+    assert ptxfp.compute("add.rn.f64", 0.1, 0.2) == 0.30000000000000004
+    assert ptxfp.compute("mul.rn.f64", [1.5, -2.0], 2.0).tolist() == [3.0, -4.0]
+    with pytest.raises(ptxfp.OperandError, match="Python float 1.5; this operand takes integers"):
+        ptxfp.compute("add.s32", 1.5, 2)
+
+
+def test_convert_of_an_integer_cvt_gives_the_answer():
+    assert ptxfp.convert("cvt.rn.f32.s32", 5) == 0x40A00000          # 5.0f
+    assert ptxfp.convert("cvt.rn.f32.s32", -1) == 0xBF800000         # -1.0f
+    assert ptxfp.convert("cvt.rn.f32.s32", 5) == ptxfp.compute("cvt.rn.f32.s32", 5)
+
+
+def test_eval_takes_decimal_f64_literals(capsys):
+    rc, o, e = cli(capsys, "eval", "sqrt.rn.f64", "2.0f64")
+    assert rc == 0 and "0x4000000000000000" in o and "0x3ff6a09e667f3bcd" in o   # sqrt(2), RN
+    rc, o, e = cli(capsys, "eval", "add.rn.f64", "0.1f64", "0.2f64")
+    assert rc == 0 and "0.30000000000000004" in o
+
+
+# ---- items 6, 21: policy mistakes are PolicyErrors, values are checked ----------------------
+
+@pytest.mark.parametrize("changes, words", [
+    (dict(no_such=1), "'no_such' is not a policy field"),
+    (dict(widen_nan="x"), "must be one of 'canonical', 'payload', 'quiet'"),
+    (dict(ftz_tininess="after_rounding_unbonded"), "must be one of"),
+    (dict(per_form=(("x",),)), "is not a (glob, field, value) tuple"),
+    (dict(per_form=(("cvt.f32.bf16", "widen_nann", "payload"),)), "did you mean 'widen_nan'"),
+    (dict(per_form=(("cvt.f32.bf16", "widen_nan", "paylod"),)), "must be one of"),
+    (dict(per_form=(("cvt.f32.bf17", "widen_nan", "payload"),)), "matches no instruction"),
+    (dict(canonical_nan_bf16=0x3F80), "0x3f80 is not a NaN"),     # 1.0 in bf16
+    (dict(canonical_nan_bf16=0x17FFF), "does not fit in the format's 16 bits"),
+    (dict(canonical_nan_f32=0x7F800000), "is not a NaN"),          # +inf
+    (dict(canonical_nan_e4m3=0x7E), "is not a NaN"),               # 448
+    (dict(canonical_nan_f16="0x7e00"), "expected the bits as an int"),
+    (dict(oob_tests_c=1), "expected True or False"),
+])
+def test_policy_mistakes_are_policy_errors(changes, words):
+    from ptxfp.errors import PolicyError
+    with pytest.raises(PolicyError) as e:
+        with ptxfp.policy.using(**changes):
+            pass
+    assert words in str(e.value)
+
+
+def test_policy_value_of_an_unknown_field():
+    from ptxfp.errors import PolicyError
+    with pytest.raises(PolicyError, match="'nope' is not a policy field"):
+        ptxfp.POLICY.value("nope", "add.rn.f16")
+
+
+def test_valid_policy_values_still_pass():
+    with ptxfp.policy.using(canonical_nan_bf16=0x7FC0, canonical_nan_f64=0x7FF8000000000000,
+                            canonical_nan_e4m3=0xFF, nan_to_e2m1=0x7,
+                            per_form=(("cvt.r[nz].f32.bf16", "widen_nan", "payload"),)) as p:
+        assert p.value("widen_nan", "cvt.rz.f32.bf16") == "payload"
+
+
+# ---- item 12: eval labels the destination by its own type -----------------------------------
+
+@pytest.mark.parametrize("argv, line", [
+    (["setp.lt.f32", "1.0f32", "2.0f32"], "  d  pred  1           true"),
+    (["testp.finite.f32", "1.0f32"], "  d  pred  1           true"),
+    (["mul.wide.s32", "-2", "3"], "  d  s64  0xfffffffffffffffa  -6"),   # -2 * 3 in 64 bits
+])
+def test_eval_labels_the_destination(capsys, argv, line):
+    rc, o, e = cli(capsys, "eval", *argv)
+    assert rc == 0 and line in o.splitlines()
+
+
+# ---- items 14, 15: run names illegal mma spellings illegal; --help lists what runs ----------
+
+MMA_MODULE = """.version 8.0
+.target sm_90
+.entry k() {
+  .reg .b32 %r<8>;
+  .reg .f32 %f<8>;
+  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f64 {%f0,%f1,%f2,%f3}, {%r0,%r1,%r2,%r3},
+      {%r4,%r5}, {%f4,%f5,%f6,%f7};
+  ret;
+}
+"""
+
+
+def test_run_calls_an_illegal_mma_spelling_illegal():
+    with pytest.raises(PtxfpError) as e:
+        ptxfp.run(MMA_MODULE, threads=32)
+    assert "is not a legal mma spelling: illegal types '.f32.f16.f16.f64'" in str(e.value)
+    assert "not modeled" not in str(e.value)
+
+
+def test_run_help_lists_only_what_the_interpreter_runs(capsys):
+    from ptxfp.ptx.interp import _COMPILERS
+    try:
+        main(["run", "--help"])
+    except SystemExit:
+        pass
+    o = capsys.readouterr().out
+    listed = o.split("(besides every form 'ptxfp list' shows):", 1)[1].split("examples:")[0]
+    names = {w.strip(",") for w in listed.split()}
+    assert names == set(_COMPILERS)
+    assert "wgmma" not in names and "wmma" not in names
+    with pytest.raises(PtxfpError, match="'wgmma.fence.sync.aligned' is not modeled by the "
+                                         "interpreter: the warp-group"):
+        ptxfp.run("wgmma.fence.sync.aligned;")

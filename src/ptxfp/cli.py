@@ -48,8 +48,9 @@ class _Parser(argparse.ArgumentParser):
 
 #: float literal suffix -> (width, precision, emin, emax), from the type table
 _FLOAT_FMTS = {n: (f.width, f.precision, f.emin, f.emax) for n, f in FORMATS.items()}
+_FLOAT_FMTS["f64"] = (64, 53, -1022, 1023)          # IEEE binary64
 _FLOAT_RE = re.compile(r"^([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan))"
-                       r"(bf16|f16|f32)$", re.IGNORECASE)
+                       r"(bf16|f16|f32|f64)$", re.IGNORECASE)
 
 
 def _round_exact(q, fmt):
@@ -88,6 +89,8 @@ def _float_literal(text):
     if body in ("inf", "infinity"):
         return fmt, sbit | ((EMAX - EMIN + 2) << (P - 1))
     if body == "nan":
+        if fmt == "f64":
+            return fmt, 0x7FF8000000000000                  # a quiet NaN (an input)
         from .policy import current
         return fmt, current().canonical_nan(fmt)
     q = Fraction(body)
@@ -100,7 +103,7 @@ def _float_literal(text):
 def parse_value(text, fmt, what):
     """A command-line value for an operand of format `fmt` (f16, bf16, f32, f16x2, bf16x2, or
     an integer register type like u64/b16): hex or decimal bits, a float literal with a suffix
-    (1.5f16, 2.0bf16, 1e-3f32, -inff32, nanf16), a PTX 0fXXXXXXXX, or for .f16x2/.bf16x2 a pair
+    (1.5f16, 2.0bf16, 1e-3f32, -inff32, nanf16, 2.0f64), a PTX 0fXXXXXXXX, or for .f16x2/.bf16x2 a pair
     'lane0,lane1' of f16/bf16 literals (lane 0 = bits [15:0])."""
     from .ptx.interp import WIDTH
     t = text.strip()
@@ -147,7 +150,7 @@ def parse_value(text, fmt, what):
             raise ValueError
     except ValueError:
         raise CliError(f"{what}: cannot read {text!r}: expected hex (0x3c00), decimal bits, or "
-                       "a float literal with a suffix (1.5f16, 2.0bf16, 1e-3f32)") from None
+                       "a float literal with a suffix (1.5f16, 2.0bf16, 1e-3f32, 2.0f64)") from None
     if v < 0:
         if fmt.startswith("s") and v >= -(1 << (width - 1)):
             return v & ((1 << width) - 1)
@@ -286,7 +289,7 @@ def cmd_eval(args, out):
            for t, n, f in zip(args.operands, names, fmts)]
     d = compute(form, *ops)
     _warn_undocumented(form)
-    dtype = form.dtype
+    dtype = _dest_type(form)
     dw = width(dtype)
     rows = [(n, f, v, width(f)) for n, f, v in zip(names, fmts, ops)]
     rows.append(("d", dtype, d, dw))
@@ -302,6 +305,14 @@ def cmd_eval(args, out):
     for n, f, v, w in rows:
         out.write(f"  {n}  {f:<{tw}}  {_hex(v, w):<10}  {decode(v, f)}\n")
     return 0
+
+
+def _dest_type(form):
+    """The type of the destination d: the row's (.pred for setp/testp, .s64 for mul.wide.s32),
+    else the form's type."""
+    ops = getattr(form.row, "operands", None) or ()
+    t = getattr(ops[0], "type", None) if ops else None
+    return t or form.dtype
 
 
 #: the element types of matrix operands drawn at random by ``eval --seed``: (lo, hi) of
@@ -1035,7 +1046,7 @@ examples:
 _EVAL_EPILOG = """\
 operands, in PTX source order (destination left out):
   0x3c00 / 15360        bits, hex or decimal
-  1.5f16 2.0bf16 1e-3f32 -inff16 nanbf16
+  1.5f16 2.0bf16 1e-3f32 -inff16 nanbf16 2.0f64
                         a float literal with its format as suffix (rounded to nearest even)
   0f3F800000            PTX's hex float (32-bit)
   1.0f16,2.0f16         a packed .f16x2/.bf16x2 pair: lane 0 (bits [15:0]) first

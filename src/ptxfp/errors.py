@@ -86,6 +86,11 @@ class FormatError(PtxfpError):
     """An unknown format name, or values that do not fit the format at the edge helpers."""
 
 
+class PolicyError(PtxfpError):
+    """A policy mistake (ptxfp.policy): an unknown field, a value the field does not take, a
+    ``per_form`` entry that is malformed or whose glob matches no spelling."""
+
+
 class ResourceError(PtxfpError):
     """A request for more memory than the machine has: ``option`` names what asked (an option
     such as ``threads``, or an operand), ``size`` its value, ``need``/``have`` bytes."""
