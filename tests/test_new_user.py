@@ -235,3 +235,36 @@ def test_run_help_lists_only_what_the_interpreter_runs(capsys):
     with pytest.raises(PtxfpError, match="'wgmma.fence.sync.aligned' is not modeled by the "
                                          "interpreter: the warp-group"):
         ptxfp.run("wgmma.fence.sync.aligned;")
+
+
+# ---- item 16: --set NAME=@FILE.npy takes a bfloat16 array saved by np.save -------------------
+
+def test_set_reads_a_saved_bfloat16_array(capsys, tmp_path):
+    import ml_dtypes
+    av = np.array([1.0, -2.5, 3.0], ml_dtypes.bfloat16)
+    np.save(tmp_path / "av.npy", av)
+    assert np.load(tmp_path / "av.npy").dtype.str == "|V2"       # what NumPy writes
+    p = tmp_path / "k.ptx"
+    p.write_text("add.rn.bf16 d, a, a;\n")
+    rc, o, e = cli(capsys, "run", str(p), "--set", f"a=@{tmp_path / 'av.npy'}", "--json")
+    assert rc == 0, e
+    import json
+    d = json.loads(o)
+    text = json.dumps(d)
+    for bits in (0x4000, 0xC0A0, 0x40C0):                        # 2.0, -5.0, 6.0 in bf16
+        assert str(bits) in text or hex(bits) in text
+
+
+# ---- item 18: a deadlock names the line where the stuck block waits -------------------------
+
+def test_deadlock_names_the_stuck_blocks_barrier_line():
+    # block 0 passes 'bar.sync 0' at line 11; in block 1, threads 0-31 wait at 'bar.sync 0'
+    # on line 9 and threads 32-63 at 'bar.sync 1' on line 7: barrier 0 of block 1 never opens
+    src = ("mov.u32 c, %ctaid.x;\nmov.u32 t, %tid.x;\nsetp.eq.u32 q, c, 0;\n@q bra B;\n"
+           "setp.lt.u32 p, t, 32;\n@p bra A;\nbar.sync 1;\nbra E;\nA: bar.sync 0;\nbra E;\n"
+           "B: bar.sync 0;\nE: ret;")
+    with pytest.raises(PtxfpError) as e:
+        ptxfp.run(src, grid=2, block=64)
+    msg = str(e.value)
+    assert msg.startswith("9:4: barrier 0 never opens: in block (1, 0, 0)"), msg
+    assert "waits at the barrier at line 7" in msg

@@ -617,6 +617,13 @@ def _npy_arg(path, typ, key):
         raise CliError(f"--set {key}=@{path}: expected a 1-D array (one value a thread), got "
                        f"shape {arr.shape}")
     from .ptx.interp import WIDTH
+    if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize in (1, 2, 4, 8):
+        # NumPy saves ml_dtypes' floats (bfloat16, float8_*) as raw bytes ('|V2'): their bits
+        w = WIDTH.get(typ, 0)
+        if arr.dtype.itemsize * 8 != w:
+            raise CliError(f"--set {key}=@{path}: {arr.dtype.itemsize}-byte values for a "
+                           f"{w}-bit register (.{typ})")
+        return np.asarray(arr).view(f"uint{w}")
     if arr.dtype.kind == "f":
         w = WIDTH.get(typ, 0)
         if arr.dtype.itemsize * 8 != w:

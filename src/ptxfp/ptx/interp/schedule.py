@@ -226,6 +226,10 @@ def _release(prog, st, blocked, bpc, bcount, arrived, waiting):
     b = int(blk[m][0])
     inb = blk == b
     here = int((m & inb).sum())
+    # the line where this block's threads wait (another block may have reached barrier `bid`
+    # at another bar.sync since, and bcount keeps the last one)
+    mine = prog.statements[int(bpc[int(np.argmax(m & inb))])]
+    line, col = mine.line, mine.col
     need = int(live[b]) if c is None else c
     others = np.nonzero(inb & st.alive & ~m)[0]
     where = ""
