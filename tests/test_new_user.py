@@ -268,3 +268,45 @@ def test_deadlock_names_the_stuck_blocks_barrier_line():
     msg = str(e.value)
     assert msg.startswith("9:4: barrier 0 never opens: in block (1, 0, 0)"), msg
     assert "waits at the barrier at line 7" in msg
+
+
+# ---- item 9: input and work weighed before starting ----------------------------------------
+
+@pytest.mark.parametrize("dev", ["/dev/zero", "/dev/urandom"])
+@pytest.mark.parametrize("cmd", ["run", "check"])
+def test_binary_devices_are_refused_at_once(capsys, dev, cmd):
+    t = time.perf_counter()
+    rc, o, e = cli(capsys, cmd, dev)
+    assert time.perf_counter() - t < 5
+    assert rc == 2 and ("NUL byte" in e or "not a UTF-8 text file" in e)
+
+
+def test_text_past_the_memory_is_refused_before_reading(capsys, tmp_path, monkeypatch):
+    from ptxfp import limits
+    p = tmp_path / "big.ptx"
+    p.write_text("add.rn.f16 d, a, b;\n" * 200_000)                   # 4 MB
+    monkeypatch.setattr(limits, "available", lambda: 64 << 20)
+    rc, o, e = cli(capsys, "run", str(p))
+    assert rc == 2 and "of text" in e and "80 bytes of memory a byte" in e
+    with pytest.raises(ptxfp.ResourceError, match="the program text"):
+        ptxfp.run(p.read_text())
+
+
+def test_matmul_past_the_memory_is_refused_at_once(monkeypatch):
+    t = time.perf_counter()
+    with pytest.raises(ptxfp.ResourceError, match=r"^matmul \(A 100000x16, B 16x100000\)"):
+        ptxfp.matmul(np.zeros((100_000, 16), np.float16), np.zeros((16, 100_000), np.float16))
+    from ptxfp import limits
+    monkeypatch.setattr(limits, "available", lambda: 1 << 30)
+    a = np.zeros((1, 10**8), np.float16)
+    with pytest.raises(ptxfp.ResourceError, match=r"A 1x100000000, B 100000000x1"):
+        ptxfp.matmul(a, a.reshape(-1, 1))
+    assert time.perf_counter() - t < 5
+
+
+def test_matmul_errors_name_matmul_not_a_form_the_user_never_wrote():
+    with pytest.raises(ptxfp.OperandError) as e:
+        ptxfp.matmul(np.zeros((4, 5), np.float16), np.zeros((6, 3), np.float16))
+    assert str(e.value).startswith("matmul: A is 4x5 and B is 6x3") and "wgmma" not in str(e.value)
+    with pytest.raises(ptxfp.OperandError, match="^A of matmul: a matrix has at least 2"):
+        ptxfp.matmul(np.zeros(4, np.float16), np.zeros((4, 3), np.float16))

@@ -430,17 +430,60 @@ def _eval_matrix(ins, args, out):
 
 # --- check ------------------------------------------------------------------------------------
 
-def _read_source(path):
+#: bytes of memory reading and running a module takes per byte of its text, measured on a 50 MB
+#: straight-line module (issue #29): about 80 in run, 30 in check
+_PER_BYTE = {"run": 80, "check": 30}
+#: the most bytes of PTX text read whatever the memory: far past any real module (a 10,000-
+#: kernel library is a few tens of MB), so /dev/zero or a wrong file stops at once
+_SOURCE_MAX = 256 << 20
+_CHUNK = 1 << 20
+
+
+def _read_bounded(f, name, what):
+    """The bytes of the open binary file `f`, read in chunks: refused at once when it holds a
+    NUL byte (binary data such as /dev/zero or /dev/urandom is not PTX text) or when it is
+    larger than the text `what` ('run' or 'check') can take in the memory this machine has."""
+    from .limits import available, human
+    per = _PER_BYTE.get(what, 80)
+    cap = min(_SOURCE_MAX, max(available() // per, _CHUNK))
+    parts, total = [], 0
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            break
+        if isinstance(chunk, bytes):
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                head = b"".join(parts) + chunk[:nul]
+                _decode(head, name)                   # a bad UTF-8 byte before it is named
+                line = head.count(b"\n") + 1
+                col = len(head) - (head.rfind(b"\n") + 1) + 1
+                raise CliError(f"{name}:{line}:{col}: not PTX text: a NUL byte (binary data)")
+        total += len(chunk)
+        if total > cap:
+            raise CliError(f"{name}: more than {human(cap)} of text; '{what}' takes about "
+                           f"{per} bytes of memory a byte of text, and ptxfp reads at most "
+                           f"{human(cap)} (the smaller of {human(_SOURCE_MAX)} and the free "
+                           "memory over that)")
+        parts.append(chunk)
+    if parts and isinstance(parts[0], str):
+        return "".join(parts)
+    return b"".join(parts)
+
+
+def _read_source(path, what="run"):
     """(name, text) of a file or of stdin ('-'), read the same way: bytes, decoded as UTF-8
-    (anything else is 'not a UTF-8 text file', with the position of the first bad byte)."""
+    (anything else is 'not a UTF-8 text file', with the position of the first bad byte);
+    weighed as it is read (:func:`_read_bounded`)."""
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
             stdin = sys.stdin
-            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+            data = _read_bounded(stdin.buffer if hasattr(stdin, "buffer") else stdin, name,
+                                 what)
         else:
             with open(path, "rb") as f:
-                data = f.read()
+                data = _read_bounded(f, name, what)
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -449,8 +492,13 @@ def _read_source(path):
         raise CliError(f"{path}: {e.strerror or e}") from None
     if isinstance(data, str):
         return name, data
+    return name, _decode(data, name)
+
+
+def _decode(data, name):
+    """`data` decoded as UTF-8, else 'not a UTF-8 text file' at the first bad byte."""
     try:
-        return name, data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -464,7 +512,7 @@ def cmd_check(args, out):
     except ImportError as e:                      # pragma: no cover (check.py is part of ptxfp)
         raise CliError(f"the checker is not available: {e}") from None
     _check_target_version(args.target, args.version, args.ptxas)
-    name, text = _read_source(args.file)
+    name, text = _read_source(args.file, "check")
     report = check(text, target=args.target, version=args.version, ptxas=args.ptxas)
     errors = [d for d in report if d.severity == "error"]
     warnings = [d for d in report if d.severity == "warning"]
@@ -593,12 +641,35 @@ def _memory_arg(text):
         return bytes(size)
     try:
         with open(text, "rb") as f:
-            return f.read()
+            return _read_memory(f, text)
     except FileNotFoundError:
         raise CliError(f"--memory {text}: neither a SIZE (a count of bytes, decimal 4096 or hex "
                        "0x1000; no units such as KB or GB) nor a FILE that exists") from None
     except OSError as e:
         raise CliError(f"--memory {text}: {e.strerror or e}") from None
+
+
+def _read_memory(f, text):
+    """The bytes of --memory FILE: a regular file weighed by its size first; anything else
+    (a pipe, /dev/zero) read in chunks and stopped where it passes the free memory."""
+    import os
+    import stat
+    st = os.fstat(f.fileno())
+    if stat.S_ISREG(st.st_mode):
+        check_bytes(st.st_size, "--memory", text, " to hold the file")
+        return f.read()
+    from .limits import available, human
+    cap = available() // 2
+    parts, total = [], 0
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > cap:
+            raise CliError(f"--memory {text}: not a regular file, and more than {human(cap)} "
+                           "(half the free memory) could be read from it")
+        parts.append(chunk)
 
 
 #: the most lines (threads x registers) the table of 'ptxfp run' prints

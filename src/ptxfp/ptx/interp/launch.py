@@ -21,6 +21,10 @@ from .schedule import MAX_STEPS, MAX_WORK, _execute_steps
 from .state import SHARED_LIMIT, _Geometry, _State
 
 
+#: bytes of memory reading and compiling takes per character of program text (a 50 MB
+#: straight-line module measured, issue #29), weighed before reading starts
+TEXT_BYTES = 80
+
 #: key of the memory after the run in run()'s result
 MEMORY_KEY = "__memory__"
 
@@ -109,6 +113,8 @@ def prepare(text, *, entry=None):
                               if isinstance(text, (bytes, bytearray)) else ""))
     if isinstance(text, str):
         _looks_like_a_path(text)
+        check_bytes(len(text) * TEXT_BYTES, "the program text", f"({len(text)} characters)",
+                    f" to read and compile it (about {TEXT_BYTES} bytes a character)")
     with paused_gc():
         parsed = read(text) if isinstance(text, str) else text
         if entry is not None and parsed.kind != "module":
