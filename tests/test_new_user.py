@@ -310,3 +310,18 @@ def test_matmul_errors_name_matmul_not_a_form_the_user_never_wrote():
     assert str(e.value).startswith("matmul: A is 4x5 and B is 6x3") and "wgmma" not in str(e.value)
     with pytest.raises(ptxfp.OperandError, match="^A of matmul: a matrix has at least 2"):
         ptxfp.matmul(np.zeros(4, np.float16), np.zeros((4, 3), np.float16))
+
+
+# ---- item 20: --record --backend model draws its vectors without NumPy warnings -------------
+
+def test_mma_vectors_draw_without_runtime_warnings():
+    import warnings
+    from ptxfp.hw import mma as hw_mma
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert hw_mma._bits(np.array([1e300, -1e300]), "e4m3").tolist() == [0x7F, 0xFF]
+        assert hw_mma._bits(np.array([1e300]), "f16").tolist() == [0x7C00]     # +inf
+        for s in ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+                  "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+                  "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"):
+            hw_mma.vectors(s, n=16, seed=1)
