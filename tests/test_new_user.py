@@ -325,3 +325,17 @@ def test_mma_vectors_draw_without_runtime_warnings():
                   "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
                   "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"):
             hw_mma.vectors(s, n=16, seed=1)
+
+
+# ---- docs paragraph: counts say what they count ---------------------------------------------
+
+def test_out_counts_every_key_and_list_says_one_form(capsys, tmp_path):
+    p = tmp_path / "k.ptx"
+    p.write_text("mov.u32 r, 7;\nmov.u32 s, 8;\n")
+    out = tmp_path / "o.npz"
+    rc, o, e = cli(capsys, "run", str(p), "--out", str(out))
+    keys = np.load(out).files
+    assert rc == 0 and len(keys) == 3
+    assert f"wrote 3 arrays to {out} (r, s, threads)" in o
+    rc, o, e = cli(capsys, "list", "add.rn.f16")
+    assert rc == 0 and o.splitlines()[-1] == "1 form"

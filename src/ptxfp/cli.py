@@ -746,7 +746,9 @@ def _write_npz(args, res, mems, out):
         arrays[f"memory@{start:#x}:{n}"] = res.memory[start:start + n]
     arrays["threads"] = np.array(res.threads)
     write_output(args.out, lambda f: np.savez(f, **arrays), what="--out")
-    out.write(f"{res.threads} threads: wrote {len(arrays) - 1} arrays to {args.out}\n")
+    n = len(arrays)
+    out.write(f"{res.threads} threads: wrote {n} array{'s' if n != 1 else ''} to {args.out} "
+              f"({', '.join(arrays)})\n")
     return 0
 
 
@@ -961,7 +963,7 @@ def cmd_list(args, out):
     out.write(f"{'form':<{w}}  PTX   target  section\n")
     for s, v, t, sec, _ in rows:
         out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
-    out.write(f"{len(rows)} forms\n")
+    out.write(f"{len(rows)} form{'s' if len(rows) != 1 else ''}\n")
     return 0
 
 
