@@ -4,6 +4,8 @@ grows; and the DeepSeek-V3 question: fp8 wgmma on H100 keeps about 14 bits of it
 accumulator.
 
     PYTHONPATH=src python examples/fp8_gemm_error.py [--out docs/fp8_gemm_error.png]
+
+The plot needs matplotlib (pip install 'ptxfp[plot]'); without it the table is printed alone.
 """
 
 from __future__ import annotations
@@ -49,7 +51,12 @@ def main() -> None:
     print("1 + 2**-14 with fp8 wgmma (sm_90):", float(ptxfp.matmul(a, b, c, target="sm_90")[0, 0]),
           " tcgen05 (sm_100):", float(ptxfp.matmul(a, b, c, target="sm_100")[0, 0]))
 
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        print("no plot: matplotlib is not installed (pip install 'ptxfp[plot]', or "
+              "pip install matplotlib)")
+        return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     K = [r[0] for r in rows]

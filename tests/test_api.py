@@ -268,10 +268,10 @@ def test_policy_fields_are_one_switch_per_question():
 
 
 def test_policy_nan_shorthands_and_per_format_fields():
-    with ptxfp.policy.using(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000) as p:
+    with ptxfp.policy.using(canonical_nan16=0x7FC0, canonical_nan32=0x7FC00000) as p:
         assert (p.canonical_nan_f16, p.canonical_nan_bf16, p.canonical_nan_f32) == \
-            (0x7E00, 0x7E00, 0x7FC00000)
-        assert p.canonical_nan16 == 0x7E00 and p.canonical_nan32 == 0x7FC00000
+            (0x7FC0, 0x7FC0, 0x7FC00000)            # 0x7FC0: a NaN in both 16-bit formats
+        assert p.canonical_nan16 == 0x7FC0 and p.canonical_nan32 == 0x7FC00000
     with ptxfp.policy.using(canonical_nan16=0x7E00, canonical_nan_bf16=0x7FC0) as p:
         assert (p.canonical_nan_f16, p.canonical_nan_bf16) == (0x7E00, 0x7FC0)  # field wins
         with pytest.raises(ValueError, match="ambiguous"):

@@ -303,9 +303,9 @@ def test_nan_policies():
         assert convert("cvt.f32.f16", 0x7E01) == 0x7FC02000
         assert convert("cvt.f32.f16", 0xFC01) == 0xFF802000    # signaling stays signaling
         _check("cvt.f32.bf16", [inputs16()], convert("cvt.f32.bf16", inputs16()))
-    with policy.using(canonical_nan16=0x7E00, canonical_nan32=0x7FC00000):   # old names
-        assert convert("cvt.rn.f16.f32", 0x7F800001) == 0x7E00
-        assert convert("cvt.rn.bf16.f32", 0x7F800001) == 0x7E00
+    with policy.using(canonical_nan16=0x7FC0, canonical_nan32=0x7FC00000):   # old names
+        assert convert("cvt.rn.f16.f32", 0x7F800001) == 0x7FC0
+        assert convert("cvt.rn.bf16.f32", 0x7F800001) == 0x7FC0
         assert convert("cvt.f32.f16", 0x7C01) == 0x7FC00000
     # one switch per destination format
     with policy.using(canonical_nan_bf16=0x7FC0):

@@ -27,3 +27,16 @@ def test_bf16_dot_example(tmp_path):
     pytest.importorskip("matplotlib")
     ex.plot(checkpoints, errors, str(tmp_path / "err.png"))
     assert (tmp_path / "err.png").stat().st_size > 1000
+
+
+def test_fp8_gemm_example_without_matplotlib_says_how_to_install(monkeypatch, capsys, tmp_path):
+    # issue #29 item 7: without matplotlib the example prints its table and the install line
+    # (the 'plot' extra), not a ModuleNotFoundError
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib", None)          # import matplotlib fails
+    monkeypatch.setattr(sys, "argv", ["fp8_gemm_error.py", "--m", "2",
+                                      "--out", str(tmp_path / "p.png")])
+    load("fp8_gemm_error").main()
+    out = capsys.readouterr().out
+    assert "median relative error" in out
+    assert "pip install 'ptxfp[plot]'" in out and not (tmp_path / "p.png").exists()

@@ -198,8 +198,25 @@ def test_record_dry_run_writes_the_layout_and_replays_clean(tmp_path, capsys):
     assert total == len(forms)
     capsys.readouterr()
     assert _main("--replay", str(d)) == 0
-    out = capsys.readouterr().out
+    cap = capsys.readouterr()
+    out = cap.out
     assert f"{len(forms)} forms" in out and " 0 mismatches" in out
+    # issue #29 item 11: the replay says on stderr what it does (the first one compiles)
+    assert f"replaying {len(forms)} recorded forms" in cap.err
+    assert _main("--replay", str(d), "--quiet") == 0
+    assert "replaying" not in capsys.readouterr().err
+
+
+def test_replay_progress_lines_are_spaced_in_time(capsys):
+    ticks = iter([0.0, 1.0, 2.0, 6.0])
+    p = command._Progress("verify", every=5.0)
+    p.clock = lambda: next(ticks)
+    p.t0 = p.last = 0.0
+    for k, s in enumerate(["a", "b", "c", "d"]):
+        p(k, 4, s)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("verify: replaying 4 recorded forms")
+    assert err[1:] == ["verify: 3/4 forms, 6 s (d)"]
 
 
 def test_record_with_the_interpreter_gives_ptxfps_bits(tmp_path):

@@ -217,7 +217,7 @@ FACTS = [
     ("mul.rn.bf16", (0x0000, 0xFF80), 0x7FFF, NAN_F16_FLIP),
     ("fma.rn.relu.bf16", (0x7F81, 0x3F80, 0x0000), 0x7FFF, NAN_F16_FLIP),
     # the old shorthand sets both 16-bit fields
-    ("mul.rn.bf16", (0x0000, 0xFF80), 0x7E00, dict(canonical_nan16=0x7E00)),
+    ("mul.rn.bf16", (0x0000, 0xFF80), 0x7FC0, dict(canonical_nan16=0x7FC0)),
     # .sat: clamp to [0, 1], NaN -> +0, -0 -> +0 (policy)
     ("add.rn.sat.f16", (0x3C00, 0x3C00), 0x3C00, {}),
     ("add.rn.sat.f16", (0x3800, 0x3400), 0x3A00, {}),

@@ -48,8 +48,9 @@ class _Parser(argparse.ArgumentParser):
 
 #: float literal suffix -> (width, precision, emin, emax), from the type table
 _FLOAT_FMTS = {n: (f.width, f.precision, f.emin, f.emax) for n, f in FORMATS.items()}
+_FLOAT_FMTS["f64"] = (64, 53, -1022, 1023)          # IEEE binary64
 _FLOAT_RE = re.compile(r"^([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan))"
-                       r"(bf16|f16|f32)$", re.IGNORECASE)
+                       r"(bf16|f16|f32|f64)$", re.IGNORECASE)
 
 
 def _round_exact(q, fmt):
@@ -88,6 +89,8 @@ def _float_literal(text):
     if body in ("inf", "infinity"):
         return fmt, sbit | ((EMAX - EMIN + 2) << (P - 1))
     if body == "nan":
+        if fmt == "f64":
+            return fmt, 0x7FF8000000000000                  # a quiet NaN (an input)
         from .policy import current
         return fmt, current().canonical_nan(fmt)
     q = Fraction(body)
@@ -100,7 +103,7 @@ def _float_literal(text):
 def parse_value(text, fmt, what):
     """A command-line value for an operand of format `fmt` (f16, bf16, f32, f16x2, bf16x2, or
     an integer register type like u64/b16): hex or decimal bits, a float literal with a suffix
-    (1.5f16, 2.0bf16, 1e-3f32, -inff32, nanf16), a PTX 0fXXXXXXXX, or for .f16x2/.bf16x2 a pair
+    (1.5f16, 2.0bf16, 1e-3f32, -inff32, nanf16, 2.0f64), a PTX 0fXXXXXXXX, or for .f16x2/.bf16x2 a pair
     'lane0,lane1' of f16/bf16 literals (lane 0 = bits [15:0])."""
     from .ptx.interp import WIDTH
     t = text.strip()
@@ -147,7 +150,7 @@ def parse_value(text, fmt, what):
             raise ValueError
     except ValueError:
         raise CliError(f"{what}: cannot read {text!r}: expected hex (0x3c00), decimal bits, or "
-                       "a float literal with a suffix (1.5f16, 2.0bf16, 1e-3f32)") from None
+                       "a float literal with a suffix (1.5f16, 2.0bf16, 1e-3f32, 2.0f64)") from None
     if v < 0:
         if fmt.startswith("s") and v >= -(1 << (width - 1)):
             return v & ((1 << width) - 1)
@@ -286,7 +289,7 @@ def cmd_eval(args, out):
            for t, n, f in zip(args.operands, names, fmts)]
     d = compute(form, *ops)
     _warn_undocumented(form)
-    dtype = form.dtype
+    dtype = _dest_type(form)
     dw = width(dtype)
     rows = [(n, f, v, width(f)) for n, f, v in zip(names, fmts, ops)]
     rows.append(("d", dtype, d, dw))
@@ -302,6 +305,14 @@ def cmd_eval(args, out):
     for n, f, v, w in rows:
         out.write(f"  {n}  {f:<{tw}}  {_hex(v, w):<10}  {decode(v, f)}\n")
     return 0
+
+
+def _dest_type(form):
+    """The type of the destination d: the row's (.pred for setp/testp, .s64 for mul.wide.s32),
+    else the form's type."""
+    ops = getattr(form.row, "operands", None) or ()
+    t = getattr(ops[0], "type", None) if ops else None
+    return t or form.dtype
 
 
 #: the element types of matrix operands drawn at random by ``eval --seed``: (lo, hi) of
@@ -419,17 +430,60 @@ def _eval_matrix(ins, args, out):
 
 # --- check ------------------------------------------------------------------------------------
 
-def _read_source(path):
+#: bytes of memory reading and running a module takes per byte of its text, measured on a 50 MB
+#: straight-line module (issue #29): about 80 in run, 30 in check
+_PER_BYTE = {"run": 80, "check": 30}
+#: the most bytes of PTX text read whatever the memory: far past any real module (a 10,000-
+#: kernel library is a few tens of MB), so /dev/zero or a wrong file stops at once
+_SOURCE_MAX = 256 << 20
+_CHUNK = 1 << 20
+
+
+def _read_bounded(f, name, what):
+    """The bytes of the open binary file `f`, read in chunks: refused at once when it holds a
+    NUL byte (binary data such as /dev/zero or /dev/urandom is not PTX text) or when it is
+    larger than the text `what` ('run' or 'check') can take in the memory this machine has."""
+    from .limits import available, human
+    per = _PER_BYTE.get(what, 80)
+    cap = min(_SOURCE_MAX, max(available() // per, _CHUNK))
+    parts, total = [], 0
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            break
+        if isinstance(chunk, bytes):
+            nul = chunk.find(b"\0")
+            if nul >= 0:
+                head = b"".join(parts) + chunk[:nul]
+                _decode(head, name)                   # a bad UTF-8 byte before it is named
+                line = head.count(b"\n") + 1
+                col = len(head) - (head.rfind(b"\n") + 1) + 1
+                raise CliError(f"{name}:{line}:{col}: not PTX text: a NUL byte (binary data)")
+        total += len(chunk)
+        if total > cap:
+            raise CliError(f"{name}: more than {human(cap)} of text; '{what}' takes about "
+                           f"{per} bytes of memory a byte of text, and ptxfp reads at most "
+                           f"{human(cap)} (the smaller of {human(_SOURCE_MAX)} and the free "
+                           "memory over that)")
+        parts.append(chunk)
+    if parts and isinstance(parts[0], str):
+        return "".join(parts)
+    return b"".join(parts)
+
+
+def _read_source(path, what="run"):
     """(name, text) of a file or of stdin ('-'), read the same way: bytes, decoded as UTF-8
-    (anything else is 'not a UTF-8 text file', with the position of the first bad byte)."""
+    (anything else is 'not a UTF-8 text file', with the position of the first bad byte);
+    weighed as it is read (:func:`_read_bounded`)."""
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
             stdin = sys.stdin
-            data = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read()
+            data = _read_bounded(stdin.buffer if hasattr(stdin, "buffer") else stdin, name,
+                                 what)
         else:
             with open(path, "rb") as f:
-                data = f.read()
+                data = _read_bounded(f, name, what)
     except FileNotFoundError:
         raise CliError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -438,8 +492,13 @@ def _read_source(path):
         raise CliError(f"{path}: {e.strerror or e}") from None
     if isinstance(data, str):
         return name, data
+    return name, _decode(data, name)
+
+
+def _decode(data, name):
+    """`data` decoded as UTF-8, else 'not a UTF-8 text file' at the first bad byte."""
     try:
-        return name, data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
@@ -453,7 +512,7 @@ def cmd_check(args, out):
     except ImportError as e:                      # pragma: no cover (check.py is part of ptxfp)
         raise CliError(f"the checker is not available: {e}") from None
     _check_target_version(args.target, args.version, args.ptxas)
-    name, text = _read_source(args.file)
+    name, text = _read_source(args.file, "check")
     report = check(text, target=args.target, version=args.version, ptxas=args.ptxas)
     errors = [d for d in report if d.severity == "error"]
     warnings = [d for d in report if d.severity == "warning"]
@@ -582,12 +641,35 @@ def _memory_arg(text):
         return bytes(size)
     try:
         with open(text, "rb") as f:
-            return f.read()
+            return _read_memory(f, text)
     except FileNotFoundError:
         raise CliError(f"--memory {text}: neither a SIZE (a count of bytes, decimal 4096 or hex "
                        "0x1000; no units such as KB or GB) nor a FILE that exists") from None
     except OSError as e:
         raise CliError(f"--memory {text}: {e.strerror or e}") from None
+
+
+def _read_memory(f, text):
+    """The bytes of --memory FILE: a regular file weighed by its size first; anything else
+    (a pipe, /dev/zero) read in chunks and stopped where it passes the free memory."""
+    import os
+    import stat
+    st = os.fstat(f.fileno())
+    if stat.S_ISREG(st.st_mode):
+        check_bytes(st.st_size, "--memory", text, " to hold the file")
+        return f.read()
+    from .limits import available, human
+    cap = available() // 2
+    parts, total = [], 0
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
+            return b"".join(parts)
+        total += len(chunk)
+        if total > cap:
+            raise CliError(f"--memory {text}: not a regular file, and more than {human(cap)} "
+                           "(half the free memory) could be read from it")
+        parts.append(chunk)
 
 
 #: the most lines (threads x registers) the table of 'ptxfp run' prints
@@ -606,6 +688,13 @@ def _npy_arg(path, typ, key):
         raise CliError(f"--set {key}=@{path}: expected a 1-D array (one value a thread), got "
                        f"shape {arr.shape}")
     from .ptx.interp import WIDTH
+    if arr.dtype.kind == "V" and arr.dtype.fields is None and arr.dtype.itemsize in (1, 2, 4, 8):
+        # NumPy saves ml_dtypes' floats (bfloat16, float8_*) as raw bytes ('|V2'): their bits
+        w = WIDTH.get(typ, 0)
+        if arr.dtype.itemsize * 8 != w:
+            raise CliError(f"--set {key}=@{path}: {arr.dtype.itemsize}-byte values for a "
+                           f"{w}-bit register (.{typ})")
+        return np.asarray(arr).view(f"uint{w}")
     if arr.dtype.kind == "f":
         w = WIDTH.get(typ, 0)
         if arr.dtype.itemsize * 8 != w:
@@ -657,7 +746,9 @@ def _write_npz(args, res, mems, out):
         arrays[f"memory@{start:#x}:{n}"] = res.memory[start:start + n]
     arrays["threads"] = np.array(res.threads)
     write_output(args.out, lambda f: np.savez(f, **arrays), what="--out")
-    out.write(f"{res.threads} threads: wrote {len(arrays) - 1} arrays to {args.out}\n")
+    n = len(arrays)
+    out.write(f"{res.threads} threads: wrote {n} array{'s' if n != 1 else ''} to {args.out} "
+              f"({', '.join(arrays)})\n")
     return 0
 
 
@@ -756,7 +847,8 @@ def cmd_run(args, out):
         try:
             res = run_detailed(prog, inputs, memory=memory, threads=args.threads, grid=grid,
                                block=block, shared_bytes=args.shared_bytes,
-                               max_steps=args.max_steps, target=args.mma_target)
+                               max_steps=args.max_steps, max_work=args.max_work,
+                               target=args.mma_target)
         except ResourceError as e:
             if e.option == "threads" and args.threads is not None:   # say it as the option
                 raise CliError(f"--threads {args.threads}: {str(e).split(': ', 1)[1]}") \
@@ -872,7 +964,7 @@ def cmd_list(args, out):
     out.write(f"{'form':<{w}}  PTX   target  section\n")
     for s, v, t, sec, _ in rows:
         out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
-    out.write(f"{len(rows)} forms\n")
+    out.write(f"{len(rows)} form{'s' if len(rows) != 1 else ''}\n")
     return 0
 
 
@@ -1035,7 +1127,7 @@ examples:
 _EVAL_EPILOG = """\
 operands, in PTX source order (destination left out):
   0x3c00 / 15360        bits, hex or decimal
-  1.5f16 2.0bf16 1e-3f32 -inff16 nanbf16
+  1.5f16 2.0bf16 1e-3f32 -inff16 nanbf16 2.0f64
                         a float literal with its format as suffix (rounded to nearest even)
   0f3F800000            PTX's hex float (32-bit)
   1.0f16,2.0f16         a packed .f16x2/.bf16x2 pair: lane 0 (bits [15:0]) first
@@ -1181,9 +1273,14 @@ def build_parser():
     r.add_argument("--shared-bytes", type=int, default=0, metavar="N",
                    help="dynamic (extern) .shared bytes a block")
     r.add_argument("--max-steps", type=int, default=1_000_000, metavar="N",
-                   help="stop after N instructions (a loop that never ends)")
+                   help="stop after N instructions, each counted once for its group of "
+                   "threads (a loop that never ends)")
+    r.add_argument("--max-work", type=int, default=500_000_000, metavar="N",
+                   help="stop after N thread-instructions, each instruction counted for every "
+                   "thread that runs it (a runaway launch over a big grid stops in seconds)")
     r.add_argument("--target", dest="mma_target", metavar="SM",
-                   help="the tensor-core numerics mma.sync uses (default: the module's .target)")
+                   help="the target whose numerics the run follows: mma.sync's tensor cores, the SFU "
+                   "forms and ptxas' contractions (default: the module's .target)")
     r.add_argument("--out", metavar="FILE.npz", help="write the results to a .npz file")
     r.add_argument("--reg", metavar="NAME", action="append", default=[],
                    help="with --out: a register to write (default: all)")

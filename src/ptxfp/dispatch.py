@@ -24,6 +24,7 @@ from .core.operands import Operand
 from .ops import compare as _compare, cvtx as _cvtx, f64 as _f64, fops as _fops, intops as _int
 from .ops import sfu as _sfu
 from .isa.spelling import Instruction, parse
+from .errors import SpellingError
 
 __all__ = ["compute", "ENTRY", "CORE", "CORE2"]
 
@@ -53,8 +54,19 @@ def compute(spelling: str | Instruction, *operands: Operand, out: Any = None,
     ``target`` ('sm_75' ... 'sm_100') picks the GPU of the SFU forms (``.approx``,
     ``div.full``: default sm_75); the other forms compute the same on every target."""
     ins = spelling if isinstance(spelling, Instruction) else parse(spelling)
+    if ins.family not in ENTRY:
+        raise SpellingError(_elsewhere(ins), spelling=ins.spelling, token=ins.opcode,
+                            rule="wrong-entry-point")
     if ins.family == "sfu":
         return _sfu.compute(ins, *operands, out=out, target=target)
     if target is not None:
         _sfu.model.check_target(target)
     return ENTRY[ins.family](ins, *operands, out=out)
+
+
+def _elsewhere(ins: Instruction) -> str:
+    """The message for a spelling no elementwise family computes (the tensor-core forms)."""
+    if ins.family in ("mma", "wmma", "wgmma") or ins.opcode in ("mma", "wmma", "wgmma"):
+        return (f"'{ins.spelling}' is a tensor-core (matrix) form: compute it with "
+                "ptxfp.mma(form, A, B, C) on whole matrices (docs/tensor.md)")
+    return f"'{ins.spelling}' is a {ins.family} spelling, which ptxfp.compute does not run"

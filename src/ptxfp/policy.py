@@ -48,7 +48,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, fields, replace
 from fnmatch import fnmatchcase
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from .errors import PolicyError, shorten
 
 #: .ftz tininess, the three readings (docs/semantics.md, "Policies"): a result is tiny when ...
 #: ... rounded into the format (with its subnormals) it is below the smallest normal 2**EMIN;
@@ -168,26 +170,94 @@ DEFAULT_PER_FORM: tuple[tuple[str, str, Any], ...] = (
 )
 
 
+#: NaN field -> (width, exponent bits, fraction bits) of its format; the fields of the formats
+#: without NaN (nan_to_*) -> (width, None, None): any value of the width
+_NAN_FORMATS: dict[str, tuple[int, int | None, int | None]] = {
+    "canonical_nan_f16": (16, 5, 10), "canonical_nan_bf16": (16, 8, 7),
+    "canonical_nan_f32": (32, 8, 23), "canonical_nan_f64": (64, 11, 52),
+    "canonical_nan_e5m2": (8, 5, 2), "canonical_nan_e4m3": (8, 4, 3),
+    "canonical_nan_ue8m0": (8, 8, 0), "nan_to_e2m3": (6, None, None),
+    "nan_to_e3m2": (6, None, None), "nan_to_e2m1": (4, None, None)}
+
+
+def _is_nan(bits: int, e: int, f: int, field: str) -> bool:
+    if field == "canonical_nan_e4m3":                 # e4m3: S.1111.111 is its only NaN
+        return bits & 0x7F == 0x7F
+    if field == "canonical_nan_ue8m0":                # ue8m0: 0xFF, no sign
+        return bits == 0xFF
+    return (bits >> f) & ((1 << e) - 1) == (1 << e) - 1 and bits & ((1 << f) - 1) != 0
+
+
 def _check_value(name: str, value: Any) -> None:
     choices = MMA_F64_NAN if name == "mma_f64_nan" and value is not None else CHOICES.get(name)
     if choices is not None and value not in choices:
-        raise ValueError(f"{name} must be one of " + ", ".join(map(repr, choices)))
+        raise PolicyError(f"{name} must be one of " + ", ".join(map(repr, choices))
+                          + f" (got {shorten(repr(value))})")
+    if name in _NAN_FORMATS:
+        width, e, f = _NAN_FORMATS[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise PolicyError(f"{name}={shorten(repr(value))}: expected the bits as an int")
+        if not 0 <= value < (1 << width):
+            raise PolicyError(f"{name}={value:#x}: does not fit in the format's {width} bits")
+        if e is not None and f is not None and not _is_nan(value, e, f, name):
+            raise PolicyError(f"{name}={value:#x} is not a NaN of its format (a result NaN "
+                              "must be one)")
+    elif name in _BOOLS and not isinstance(value, bool):
+        raise PolicyError(f"{name}={shorten(repr(value))}: expected True or False")
+
+
+#: the fields that are yes/no questions
+_BOOLS = ("sat_minus_zero_to_plus", "relu_minus_zero_to_plus", "oob_ignores_sign",
+          "oob_tests_c")
+
+#: every instruction spelling, for per_form globs: set by ptxfp.isa when it is imported (the
+#: table sits above this module, which may not import it)
+_spellings: Callable[[], list[str]] | None = None
+_matched: set[str] = set()
+
+
+def _glob_matches(glob: str) -> bool:
+    """Does ``glob`` match some spelling of the instruction table?  (True when the table is
+    not loaded: nothing to check against.)"""
+    if glob in _matched or _spellings is None:
+        return True
+    if any(fnmatchcase(s, glob) for s in _spellings()):
+        if len(_matched) < 4096:
+            _matched.add(glob)
+        return True
+    return False
 
 
 def _check_table(table: Any) -> None:
     names = {f.name for f in fields(Policy)} - {"per_form"}
     if not isinstance(table, tuple):
-        raise ValueError("per_form must be a tuple of (glob, field, value) entries")
+        raise PolicyError("per_form must be a tuple of (glob, field, value) entries, got "
+                          f"{type(table).__name__}")
     for entry in table:
         if not (isinstance(entry, tuple) and len(entry) == 3 and isinstance(entry[0], str)
                 and isinstance(entry[1], str)):
-            raise ValueError(f"per_form entry {entry!r} is not a (glob, field, value) tuple")
+            raise PolicyError(f"per_form entry {shorten(repr(entry))} is not a (glob, field, "
+                              "value) tuple")
         if entry[1] not in names:
-            raise ValueError(f"per_form entry {entry!r}: {entry[1]!r} is not a policy field")
+            raise PolicyError(f"per_form entry {shorten(repr(entry))}: {_unknown(entry[1])}")
         try:
             _check_value(entry[1], entry[2])
-        except ValueError as exc:
-            raise ValueError(f"per_form entry {entry!r}: {exc}") from None
+        except PolicyError as exc:
+            raise PolicyError(f"per_form entry {shorten(repr(entry))}: {exc}") from None
+        if entry not in DEFAULT_PER_FORM and not _glob_matches(entry[0]):
+            raise PolicyError(f"per_form entry {shorten(repr(entry))}: the glob "
+                              f"{shorten(repr(entry[0]))} matches no instruction spelling "
+                              "(globs are over canonical spellings, str(ptxfp.parse(s)))")
+
+
+def _unknown(name: str) -> str:
+    """'x' is not a policy field (did you mean ...?)."""
+    import difflib
+    known = [f.name for f in fields(Policy)] + list(SHORTHANDS)
+    near = difflib.get_close_matches(name, known, n=1) if len(name) < 200 else []
+    return (f"{shorten(repr(name))} is not a policy field"
+            + (f" (did you mean {near[0]!r}?)" if near else
+               f" (the fields: {', '.join(f.name for f in fields(Policy))})"))
 #: old names accepted by ``using``/``changed``: shorthand -> the fields it sets
 SHORTHANDS = {"canonical_nan16": ("canonical_nan_f16", "canonical_nan_bf16"),
               "canonical_nan32": ("canonical_nan_f32",)}
@@ -271,7 +341,7 @@ class Policy:
     contract: str = CONTRACT_PTXAS
 
     def __post_init__(self) -> None:
-        for name in CHOICES:
+        for name in (*CHOICES, *_NAN_FORMATS, *_BOOLS):
             _check_value(name, getattr(self, name))
         if self.mma_f64_nan is not None:
             _check_value("mma_f64_nan", self.mma_f64_nan)
@@ -289,7 +359,10 @@ class Policy:
         for glob, name, v in self.per_form:
             if name == field and fnmatchcase(spelling, glob):
                 return v
-        return getattr(self, field)
+        try:
+            return getattr(self, field)
+        except AttributeError:
+            raise PolicyError(_unknown(field)) from None
 
     def canonical_nan(self, fmt: str, spelling: str | None = None) -> int:
         """The canonical NaN of results in format ``fmt`` ('f16', 'bf16' or 'f32'; the packed
@@ -303,7 +376,7 @@ class Policy:
     def canonical_nan16(self) -> int:
         """Old name: the canonical NaN of f16 and bf16, while the two fields agree."""
         if self.canonical_nan_f16 != self.canonical_nan_bf16:
-            raise ValueError("canonical_nan16 is ambiguous when canonical_nan_f16 "
+            raise PolicyError("canonical_nan16 is ambiguous when canonical_nan_f16 "
                                  f"({self.canonical_nan_f16:#06x}) and canonical_nan_bf16 "
                                  f"({self.canonical_nan_bf16:#06x}) differ: read one of those")
         return self.canonical_nan_f16
@@ -340,6 +413,10 @@ def changed(pol: Policy, **changes: Any) -> Policy:
     its ``per_form`` entries are dropped, unless ``per_form`` is given too (then that table is
     taken as it is)."""
     expanded: dict[str, Any] = {}
+    known = {f.name for f in fields(Policy)}
+    for k in changes:
+        if k not in known and k not in SHORTHANDS:
+            raise PolicyError(_unknown(k))
     for k, v in changes.items():
         for f in SHORTHANDS.get(k, ()):
             expanded[f] = v

@@ -158,6 +158,9 @@ def read_operand(x: object, fmt: str, what: str, width: int = 0) -> tuple[NDArra
         if is_float_dtype(x.dtype):
             arr = np.asarray(x)
     elif isinstance(x, float):
+        if fmt not in FLOAT_DTYPES and fmt not in PACKED:
+            raise OperandError(f"{what}: got the Python float {x!r}; this operand takes "
+                               "integers (bit patterns, or values of its integer type)")
         lane = lane_of(fmt)
         raise OperandError(
             f"{what}: got the Python float {x!r}; operands are bit patterns (ints) or "

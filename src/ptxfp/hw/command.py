@@ -772,9 +772,31 @@ def _record(args, argv, forms, name):
     return EXIT_INCOMPLETE if meta["not_run"] else 0
 
 
-def _replay(directory, forms, name):
+class _Progress:
+    """Progress of a replay on stderr: a line at the start, then at most one every `every`
+    seconds (the first replay compiles each form's kernels, minutes of otherwise silence)."""
+
+    def __init__(self, name, every=5.0):
+        import time
+        self.name, self.every, self.clock = name, every, time.monotonic
+        self.t0 = self.last = self.clock()
+
+    def __call__(self, done, total, spelling):
+        now = self.clock()
+        if done == 0:
+            print(f"{self.name}: replaying {total} recorded forms (the first replay compiles "
+                  "their kernels: a few minutes; later ones reuse the cache)", file=sys.stderr,
+                  flush=True)
+        elif now - self.last >= self.every:
+            print(f"{self.name}: {done}/{total} forms, {now - self.t0:.0f} s ({spelling})",
+                  file=sys.stderr, flush=True)
+            self.last = now
+
+
+def _replay(directory, forms, name, quiet=False):
     """--replay DIR: ptxfp against recorded answers; 0 agrees, 1 differs."""
-    results = record_mod.replay(directory, forms)
+    results = record_mod.replay(directory, forms,
+                                progress=None if quiet else _Progress(name))
     compared = [r for r in results if not r.note]
     bad = [r for r in compared if r.mismatches]
     for r in bad:
@@ -813,7 +835,8 @@ def main(argv=None, prog=None):
             return preflight(args.backend, args.device, name)
         forms = select_forms(args.forms)
         if args.replay:
-            return _replay(args.replay, forms if args.forms != "all" else None, name)
+            return _replay(args.replay, forms if args.forms != "all" else None, name,
+                           quiet=args.quiet)
         if args.record:
             return _record(args, argv, forms, name)
         if args.list or args.emit_ptx:

@@ -412,7 +412,8 @@ FAMILIES = ("random", "align", "cancel", "special", "subnormal", "c_dominant", "
 
 
 def _bits(values: NDArray[Any], ty: str) -> NDArray[Any]:
-    v = np.asarray(values, np.float64).astype(_FLOAT[ty])
+    with np.errstate(over="ignore"):        # values past the type's range become inf: meant
+        v = np.asarray(values, np.float64).astype(_FLOAT[ty])
     return v.view(_UINT[_storage_bits(ty)])
 
 

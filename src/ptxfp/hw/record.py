@@ -424,15 +424,18 @@ class Replayed:
     note: str = ""                 #: why it was not compared ('' when it was)
 
 
-def replay(directory, forms=None, examples=3):
+def replay(directory, forms=None, examples=3, progress=None):
     """Compare ptxfp, under the policy in force, with the answers recorded in ``directory``:
     a ``Replayed`` per recorded form (``note`` says why a form was not compared: ptxfp does not
-    model it, or ``forms`` left it out)."""
+    model it, or ``forms`` left it out).  ``progress(done, total, spelling)``, when given, is
+    called before each form (the first replay compiles every form's kernels: minutes)."""
     from .forms import model
     recorded, metas = load(directory)
     wanted = None if forms is None else set(forms)
     out = []
-    for s, cols in recorded.items():
+    for k, (s, cols) in enumerate(recorded.items()):
+        if progress is not None:
+            progress(k, len(recorded), s)
         r = Replayed(s)
         out.append(r)
         if ".approx" in s:

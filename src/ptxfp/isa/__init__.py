@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from . import arith, compare, cvt, cvt_small, cvtx, f64, fops, intops, minmax, mma, sfu
+from .. import policy as _policy
 from . import mma_form  # noqa: F401  (the matrix forms: tensor numerics read isa.mma_form)
 from .rows import (CLASSES, FAMILIES, MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, ROUNDINGS,
                    Family, Operand, Require, Row, canonical_spelling, min_ptx, min_sm)
@@ -90,3 +91,15 @@ def all_spellings(executable: bool = True, every: bool = False) -> list[str]:
     return [s for fam, f in FAMILIES.items() if every or f.harness
             for s in canonical_spellings(fam, executable)]
 
+
+
+def _every_spelling() -> list[str]:
+    """Every spelling of the table, once (what policy's per_form globs are checked against)."""
+    global _EVERY
+    if _EVERY is None:
+        _EVERY = all_spellings(executable=False, every=True)
+    return _EVERY
+
+
+_EVERY: list[str] | None = None
+_policy._spellings = _every_spelling

@@ -190,8 +190,10 @@ def _form(spelling: str | Instruction) -> _Form | None:
     if ins.family == "minmax":
         return None                      # min/max/neg/abs: minmax.compute (see execute)
     if ins.family != "arith":
-        entry = "ptxfp.convert" if ins.family == "cvt" else "ptxfp.dispatch.compute"
-        raise SpellingError(f"'{ins.spelling}' is a {ins.family} spelling: run it with "
+        entry = {"cvt": "ptxfp.convert", "mma": "ptxfp.mma(form, A, B, C)"}.get(
+            ins.family, "ptxfp.compute")
+        article = "an" if ins.family[0] in "aeiou" else "a"
+        raise SpellingError(f"'{ins.spelling}' is {article} {ins.family} spelling: run it with "
                             f"{entry}", spelling=ins.spelling, token=ins.opcode,
                             rule="wrong-entry-point")
     f = _Form(ins)

@@ -96,6 +96,9 @@ def _read(x: object, t: str, what: str) -> tuple[NDArray[Any], bool]:
     pt = types.get(t)
     if t == "f64" and isinstance(x, (np.ndarray, np.floating)) and np.asarray(x).dtype == F64:
         return np.asarray(x).view(np.uint64), True
+    if t == "f64" and (isinstance(x, float) or isinstance(x, (list, tuple)) and x and all(
+            isinstance(v, float) for v in x)):
+        return np.asarray(x, F64).view(np.uint64), True     # a Python float is an f64: exact
     if pt.signed and not isinstance(x, bool):
         if isinstance(x, int) and -(1 << (w - 1)) <= x < 0:
             x = x + (1 << w)

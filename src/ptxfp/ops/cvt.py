@@ -197,6 +197,9 @@ def convert(spelling: str | Instruction, *operands: Operand,
         array([1, 1, inf], dtype=bfloat16)
     """
     ins = spelling if isinstance(spelling, Instruction) else parse_cvt(spelling)
+    if ins.family == "cvtx":                  # cvt with integers or .f64: the same answer
+        from . import cvtx                    # as ptxfp.compute gives
+        return cvtx.compute(ins, *operands, out=out)
     operands = natural_pairs(ins.spelling, ins.operand_names, operands)   # x (..., 2): pairs
     if smallfloat.handles(ins):               # fp8/fp6/fp4/ue8m0 and .rs: smallfloat.py
         return smallfloat.convert(ins, *operands, out=out)

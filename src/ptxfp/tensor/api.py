@@ -233,10 +233,11 @@ def _as_matrix(x: NDArray[Any], what: str) -> NDArray[Any]:
 
 
 def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
-             scale_a: object, scale_b: object, exact_shape: bool) -> Any:
+             scale_a: object, scale_b: object, exact_shape: bool,
+             name: str | None = None) -> Any:
     p = params_for(form, target)
     kind = kind_of(form)
-    name = form.spelling or form.opcode
+    name = name or form.spelling or form.opcode
     model = _Model(form.spelling)
     A, ta = _read(a, form.atype, f"A of {name}")
     B, tb = _read(b, form.btype, f"B of {name}")
@@ -251,6 +252,9 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
         raise OperandError(f"{name}: the shape is m{form.m}n{form.n}k{form.k}: A must be "
                            f"{form.m}x{form.k} and B {form.k}x{form.n}; got A {M}x{K}, B "
                            f"{K2}x{N}")
+    # weighed before anything is made: operands widened to 8-byte words (about three copies
+    # on the way) and the result with its accumulator (batches are weighed below)
+    check_bytes(24 * (M * K + K * N + M * N), name, f"(A {M}x{K}, B {K}x{N})")
     acc_t = form.dtype
     if c is None:
         tc = False
@@ -294,6 +298,11 @@ def _compute(form: MmaForm, target: str, a: object, b: object, c: object,
     # K not a multiple of the instruction's k: zero padding (a kernel pads its tiles)
     step = form.k
     Kp = -(-K // step) * step if K else step
+    nb, rows = A3.shape[0], A3.shape[0] * M
+    # weighed before any work: the operands widened to 8-byte words (about three copies on
+    # the way) and the result with its accumulator
+    check_bytes(24 * nb * (M * Kp + Kp * N) + 24 * rows * N, name,
+                f"(A {M}x{K}, B {K}x{N}" + (f", {nb} batches" if nb > 1 else "") + ")")
     if Kp != K:
         A3 = np.concatenate([A3, np.zeros(A3.shape[:2] + (Kp - K,), A3.dtype)], axis=2)
         B3 = np.concatenate([B3, np.zeros((B3.shape[0], Kp - K, N), B3.dtype)], axis=1)
@@ -460,9 +469,11 @@ def matmul(A: object, B: object, C: object = None, *, instruction: MmaForm | str
         at = _typed_name(A, "A")
         bt = _typed_name(B, "B")
         form = default_form(at, target, bt)
+        name = "matmul"                  # the messages name what the user wrote, not the form
     else:
         form = resolve(instruction)
-    return _compute(form, target, A, B, C, scale_a, scale_b, exact_shape=False)
+        name = None
+    return _compute(form, target, A, B, C, scale_a, scale_b, exact_shape=False, name=name)
 
 
 _BY_DTYPE = {np.dtype(v): k for k, v in _DTYPES.items()

@@ -46,7 +46,7 @@ from .insns import _COMPILERS
 from .launch import (MEMORY_KEY, Dims, RunResult, inputs_needed, prepare, run,
                      run_detailed)
 from .program import InputInfo
-from .schedule import MAX_STEPS, StepLimit
+from .schedule import MAX_STEPS, MAX_WORK, StepLimit
 from .state import SHARED_LIMIT, SHARED_STATIC_LIMIT
 
 __all__ = ["run", "run_detailed", "inputs_needed", "prepare", "RunResult", "InputInfo", "InterpError",

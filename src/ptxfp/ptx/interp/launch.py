@@ -12,16 +12,21 @@ from typing import Any, Mapping
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ...errors import OperandError
+from ...errors import OperandError, shorten
 from ...limits import check_bytes, guarded, paused_gc
 from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
 from ...ops.sfu import using_target
 from ..contract import HIDDEN, run_target
 from .program import _Prog, _scan_reads
-from .schedule import MAX_STEPS, _execute_steps
+from ..reader import read
+from .schedule import MAX_STEPS, MAX_WORK, _execute_steps
 from .state import GLOBAL_VARS, SHARED_LIMIT, _Geometry, _State
 
+
+#: bytes of memory reading and compiling takes per character of program text (a 50 MB
+#: straight-line module measured, issue #29), weighed before reading starts
+TEXT_BYTES = 80
 
 #: key of the memory after the run in run()'s result
 MEMORY_KEY = "__memory__"
@@ -110,8 +115,32 @@ def prepare(text, *, entry=None, target=None):
             raise OperandError(f"target={target!r}: this program was prepared for "
                                f"{text.target} (prepare it with target=)")
         return text
+    if not isinstance(text, str) and not hasattr(text, "kind"):
+        kind = type(text).__name__
+        raise OperandError(f"the program must be PTX text (a str), got {kind}"
+                           + (" (decode it first: text.decode())"
+                              if isinstance(text, (bytes, bytearray)) else ""))
+    if isinstance(text, str):
+        _looks_like_a_path(text)
+        check_bytes(len(text) * TEXT_BYTES, "the program text", f"({len(text)} characters)",
+                    f" to read and compile it (about {TEXT_BYTES} bytes a character)")
     with paused_gc():
-        return _Prog(text, entry, _compile, target)
+        parsed = read(text) if isinstance(text, str) else text
+        if entry is not None and parsed.kind != "module":
+            raise OperandError(f"entry={shorten(entry)!r}: the text is a snippet (it has no "
+                               ".entry); entry= picks a function of a module, leave it out")
+        return _Prog(parsed, entry, _compile, target)
+
+
+def _looks_like_a_path(text):
+    """One word ending in .ptx (or naming a file that exists) is a file name, not PTX."""
+    word = text.strip()
+    if not word or len(word) > 4096 or any(c in word for c in " \t\n;{}"):
+        return
+    import os
+    if word.endswith(".ptx") or os.path.isfile(word):
+        raise OperandError(f"{shorten(word)!r} looks like a file name: run() takes PTX text; "
+                           f"read the file first: ptxfp.run(open({shorten(word)!r}).read(), ...)")
 
 
 def inputs_needed(text, *, entry=None):
@@ -161,12 +190,13 @@ def run_detailed(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
                  memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
                  entry: str | None = None, grid: Dims | None = None,
                  block: Dims | None = None, shared_bytes: int = 0,
-                 max_steps: int = MAX_STEPS, target: str | None = None) -> RunResult:
+                 max_steps: int = MAX_STEPS, max_work: int = MAX_WORK,
+                 target: str | None = None) -> RunResult:
     """Like :func:`run`, returning a :class:`RunResult` (registers, their types, memory, the
     target, notes)."""
     with paused_gc():             # reading, compiling and running make no cycles worth a pass
         return _run_detailed(text, inputs, memory, threads, entry, grid, block, shared_bytes,
-                             max_steps, target)
+                             max_steps, max_work, target)
 
 
 def _dims(v, what):
@@ -249,12 +279,12 @@ def _mma_target(target):
 
 
 def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
-                  shared_bytes=0, max_steps=MAX_STEPS, target=None):
+                  shared_bytes=0, max_steps=MAX_STEPS, max_work=MAX_WORK, target=None):
     target_mma = _mma_target(target)
     prog = prepare(text, entry=entry, target=target)
-    if isinstance(max_steps, bool) or not isinstance(max_steps, numbers.Integral) or \
-            max_steps < 1:
-        raise OperandError(f"max_steps={max_steps!r}: expected an int >= 1")
+    for what, v in (("max_steps", max_steps), ("max_work", max_work)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+            raise OperandError(f"{what}={v!r}: expected an int >= 1")
     if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, numbers.Integral) or \
             shared_bytes < 0:
         raise OperandError(f"shared_bytes={shared_bytes!r}: expected an int >= 0")
@@ -328,7 +358,7 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
     st = _State(prog, n, ready, _memory(memory), geom, int(shared_bytes))
     st.mma_target = target_mma
     with using_target(prog.target):
-        _execute_steps(prog, st, n, int(max_steps))
+        _execute_steps(prog, st, n, int(max_steps), int(max_work))
     regs, seen = {}, set()
     for k, v in st.regs.items():                   # registers that share an array (mov) get
         if k.startswith(HIDDEN):                   # the contraction's own registers
@@ -366,7 +396,7 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
         memory: bytes | NDArray[np.uint8] | None = None, threads: int | None = None,
         entry: str | None = None, grid: Dims | None = None, block: Dims | None = None,
         shared_bytes: int = 0, max_steps: int = MAX_STEPS,
-        target: str | None = None) -> dict[str, NDArray[Any]]:
+        max_work: int = MAX_WORK, target: str | None = None) -> dict[str, NDArray[Any]]:
     """Execute PTX over many threads; return ``{register name: bits array}``.
 
     ``text``: a snippet (instructions, optional ``.reg`` lines) or a module (the one ``.entry``
@@ -374,6 +404,9 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
     for registers (``'%f1'`` or ``'f1'``) and entry parameters; one value per thread, arrays and
     scalars broadcast.  ``memory``: bytes or a uint8 array, the flat little-endian memory that
     ``ld``/``st`` address; the memory after the run comes back under ``'__memory__'``.
+    ``max_steps`` (instructions, each counted once for its group of threads) and ``max_work``
+    (thread-instructions: each counted for every thread that runs it) stop a run that does
+    not end, with :class:`StepLimit`; the defaults stop any runaway launch within seconds.
     ``target``: the architecture ('sm_90') whose numerics the run follows: the tensor cores
     (``mma.sync``; default the module's ``.target``; give it for a module whose ``.target``,
     sm_86 say, has no tensor-core model of its own), the SFU forms (``ex2.approx.f32`` ...) and
@@ -383,7 +416,7 @@ def run(text: str, inputs: Mapping[str, ArrayLike] | None = None, *,
     """
     r = run_detailed(text, inputs, memory=memory, threads=threads, entry=entry, grid=grid,
                      block=block, shared_bytes=shared_bytes, max_steps=max_steps,
-                     target=target)
+                     max_work=max_work, target=target)
     out = dict(r.registers)
     if r.memory is not None:
         out[MEMORY_KEY] = r.memory

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 
-from ...errors import InterpError
+from ...errors import InterpError, names as _names
 from .. import contract as _contract
 from ..reader import Addr, Reg, Vec, name_errors, read
 from .base import WIDTH, _special
@@ -45,12 +45,12 @@ class _Prog:
             if entry is not None:
                 funcs = [f for f in funcs if f.name == entry]
                 if not funcs:
-                    names = ", ".join(f.name for f in prog.functions if f.has_body) or "none"
+                    names = _names(f.name for f in prog.functions if f.has_body) or "none"
                     raise InterpError(f"no function named '{entry}' with a body (have: {names})")
             else:
                 entries = [f for f in funcs if f.kind == "entry"] or funcs
                 if len(entries) != 1:
-                    names = ", ".join(f.name for f in entries) or "none"
+                    names = _names(f.name for f in entries) or "none"
                     raise InterpError("pick the function to run with entry=NAME "
                                       f"(the module has: {names})" if entries else
                                       "the module has no function with a body to run")
@@ -215,7 +215,11 @@ class _Prog:
             if all(a is b for a, b in zip(items, op.items)):
                 return op
             return Vec(items, op.line, op.col, op.brackets)
-        if isinstance(op, Addr) and op.base is not None:
+        if isinstance(op, Addr):
+            if not -(1 << 63) <= op.offset < (1 << 63):    # addresses are 64-bit: they wrap
+                op = replace(op, offset=(op.offset + (1 << 63)) % (1 << 64) - (1 << 63))
+            if op.base is None:
+                return op
             base = self._ren(op.base, ins)
             extra = tuple(self._ren(e, ins) for e in op.extra)
             if base is op.base and all(a is b for a, b in zip(extra, op.extra)):
@@ -245,6 +249,10 @@ class _Prog:
         if name == "_":
             return w
         if _special(name):
+            if typ == "pred":
+                raise InterpError(f"'{name}' is a special register, not a predicate: a guard "
+                                  "(or a .pred operand) needs a .pred register", reg.line or line,
+                                  reg.col or col)
             if write:
                 raise InterpError(f"special register '{name}' cannot be written", line, col)
             return w

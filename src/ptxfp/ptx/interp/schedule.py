@@ -12,13 +12,18 @@ from .operands import _Unset, _unset
 
 #: instructions (of a group of threads) a run may execute before it stops (max_steps=)
 MAX_STEPS = 1_000_000
+#: thread-instructions (each instruction counted once for every thread that runs it) a run may
+#: execute before it stops (max_work=): about 2-7 s at the interpreter's 70-230 M a second
+#: (docs/performance.md), so that a runaway launch over a big grid stops within seconds
+MAX_WORK = 500_000_000
 
 
 class StepLimit(InterpError):
-    """A run executed max_steps instructions without ending (a loop that does not exit)."""
+    """A run executed max_steps instructions, or max_work thread-instructions, without ending
+    (a loop that does not exit)."""
 
 
-def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
+def _execute_steps(prog, st, n, max_steps=MAX_STEPS, max_work=MAX_WORK):
     """Run the compiled steps over the threads of `st` as a GPU does, one instruction at a
     time for a group of threads at the same PC.
 
@@ -62,6 +67,9 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
             ins = step.instr
             if step.pred is None and step.kind == "op" and full:
                 tcount += n
+                if tcount > max_work:
+                    raise _step_limit(prog, step.instr, loop, max_steps,
+                                      max_work, count, tcount)
                 st.mask = st.active = group
                 st.all_on = True
                 try:
@@ -77,6 +85,8 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS):
                 mask = group & (~p if ins.predicate.negated else p)
             kind = step.kind
             tcount += n if (full and mask is group) else int(np.count_nonzero(mask))
+            if tcount > max_work:
+                raise _step_limit(prog, ins, loop, max_steps, max_work, count, tcount)
             if kind == "op":
                 if full or mask.any():
                     st.mask = st.active = mask
@@ -216,6 +226,10 @@ def _release(prog, st, blocked, bpc, bcount, arrived, waiting):
     b = int(blk[m][0])
     inb = blk == b
     here = int((m & inb).sum())
+    # the line where this block's threads wait (another block may have reached barrier `bid`
+    # at another bar.sync since, and bcount keeps the last one)
+    mine = prog.statements[int(bpc[int(np.argmax(m & inb))])]
+    line, col = mine.line, mine.col
     need = int(live[b]) if c is None else c
     others = np.nonzero(inb & st.alive & ~m)[0]
     where = ""
@@ -238,9 +252,14 @@ def _block_xyz(g, b):
     return f"({x}, {y}, {z})"
 
 
-def _step_limit(prog, ins, loop, max_steps):
+def _step_limit(prog, ins, loop, max_steps, max_work=None, count=0, tcount=0):
     where = (f"the loop at label '{loop[0]}' (line {loop[1]}) is still running" if loop
              else "still running")
+    if max_work is not None:
+        return StepLimit(f"work limit reached: more than {max_work} thread-instructions executed "
+                         f"({count} instructions, each counted for every thread that ran it) "
+                         f"and {where}; raise max_work= (--max-work) if the kernel needs more",
+                         ins.line, ins.col, rule="step-limit")
     return StepLimit(f"step limit reached: {max_steps} instructions executed and {where}; "
                      "raise max_steps= (--max-steps) if the kernel needs more",
                      ins.line, ins.col, rule="step-limit")

@@ -259,7 +259,7 @@ def _check(st, space, a, sel, total, spelling, where, extent, shown):
         over = hi + total > size
     if lo < 0 or over:
         bad = (lo if lo < 0 else hi) + shown
-        raise InterpError(f"'{spelling}': address {bad:#x} (+{total} bytes) is outside "
+        raise InterpError(f"'{spelling}': address {bad % (1 << 64):#x} (+{total} bytes) is outside "
                           f"the {size}-byte {what}", *where, rule="address")
     mis = live % total if total & (total - 1) else live & (total - 1)
     if mis.any():

@@ -48,6 +48,8 @@ def _compiler(spelling):
 
 
 def _compile(prog, ins):
+    if ins.opcode in mma.NOT_WIRED:
+        raise _unsupported(ins, mma.NOT_WIRED[ins.opcode])
     fn = _compiler(ins.opcode_spelling)
     if fn is None:
         if not _is_row(ins.opcode_spelling):

@@ -200,7 +200,7 @@ def _c_setp(prog, ins):
     if set(ins.suffixes) - {types[0], cmps[0]}:
         raise _unsupported(ins, "setp with a boolean combination (.and/.or/.xor) is not modeled")
     t, c = types[0], cmps[0]
-    if WIDTH[t] not in _SETP_SIGNED:                # ptxas: no 8-bit (or 128-bit) setp
+    if WIDTH.get(t) not in _SETP_SIGNED:                # ptxas: no 8-bit (or 128-bit) setp
         raise _unsupported(ins, "Unexpected instruction types specified for 'setp' (ptxas "
                                 "takes 16-, 32- and 64-bit integer types)")
     _nops(ins, 3)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import InterpError, PtxfpError
+from ....errors import InterpError, PtxfpError, SpellingError
 from ...reader import Vec
 from ..base import WIDTH, _DTYPE, _bad, _unsupported
 from ..operands import _dst, _src
@@ -24,9 +24,7 @@ def _c_mma(prog, ins):
     the fragment layouts (ptxfp.tensor.fragments), D = ptxfp.mma(form, A, B, C) at the
     module's target, scattered back into the warp's d registers."""
     if ins.opcode != "mma" or "sync" not in ins.suffixes:
-        raise _unsupported(ins, "the warp-group (wgmma) and wmma instructions are not wired "
-                                "into the interpreter (ptxfp.mma computes them from whole "
-                                "matrices)")
+        raise _unsupported(ins, NOT_WIRED["wgmma"])
     try:
         import importlib
         fr = importlib.import_module("ptxfp.tensor.fragments")
@@ -36,6 +34,10 @@ def _c_mma(prog, ins):
     except ImportError:
         raise _unsupported(ins, "mma.sync needs ptxfp.tensor (fragment layouts and ptxfp.mma), "
                                 "not installed in this tree") from None
+    except SpellingError as e:                # not a legal mma: say so, as ptxas would
+        raise InterpError(f"'{ins.opcode_spelling}' is not a legal mma spelling: "
+                          f"{' '.join(str(e).split())}", ins.line, ins.col,
+                          rule=getattr(e, "rule", None) or "illegal-type") from None
     except (PtxfpError, ValueError, KeyError) as e:
         raise _unsupported(ins, f"no fragment layout or tensor-core model for it ({e})") \
             from None
@@ -98,4 +100,9 @@ def _c_mma(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
-COMPILERS = {"mma": _c_mma, "wmma": _c_mma, "wgmma": _c_mma}
+COMPILERS = {"mma": _c_mma}
+
+#: instructions the interpreter knows but does not run: opcode -> why (the error says it)
+NOT_WIRED = {k: "the warp-group (wgmma) and wmma instructions are not wired into the "
+                "interpreter (ptxfp.mma computes them from whole matrices)"
+             for k in ("wmma", "wgmma")}
