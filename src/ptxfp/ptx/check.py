@@ -39,7 +39,7 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
-from ..isa.rows import only_targets
+from ..isa.rows import for_release, only_targets
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
@@ -247,6 +247,9 @@ class Verdict:
 
 #: the (dst, src) type pairs of the small-float cvt rows (isa/cvt_small.py)
 _SMALL_PAIRS = frozenset(isa.cvt_small.PAIRS)
+#: the small-float types of those rows: a cvt naming one is judged here whatever the other
+#: type (ptxas: "Unexpected instruction types" for .s2f6x2.f16x2)
+_SMALL_TYPES = frozenset(t for p in _SMALL_PAIRS for t in p) - {"f32", "f16x2", "bf16x2"}
 
 
 def _family(toks):
@@ -266,7 +269,7 @@ def _family(toks):
     if op in MINMAX_OPCODES:
         return "minmax" if any(t in HALF_TYPES for t in types) else None
     if op == "cvt":
-        if not types or tuple(types) in _SMALL_PAIRS:
+        if not types or tuple(types) in _SMALL_PAIRS or _SMALL_TYPES & set(types):
             return "cvt"
         if not all(t in HALF_TYPES or t == "f32" for t in types):
             return None
@@ -581,11 +584,13 @@ def _check_parsed(spelling):
                    ins.row.targets_message, (), ins)
 
 
-def requirement_messages(verdict, version, target):
-    """[(rule, message)] for what (version, target) lacks; either may be None (unchecked)."""
+def requirement_messages(verdict, version, target, release=None):
+    """[(rule, message)] for what (version, target) lacks; either may be None (unchecked);
+    ``release``: the ptxas release whose requirements count ('13.0'; None: the newest, as
+    check() defaults to)."""
     out = []
     sm = target_sm(target) if target else None
-    for kind, thr, msg in verdict.requires:
+    for kind, thr, msg in for_release(verdict.requires, release):
         if kind == "version" and version is not None and version < thr:
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
@@ -753,7 +758,7 @@ class _Checker:
                 self.add("error", ins.line, ins.col, msg, rule, msg)
             if v.errors:
                 return
-            for rule, msg in requirement_messages(v, self.version, self.target):
+            for rule, msg in requirement_messages(v, self.version, self.target, self.release.name):
                 self.add("error", ins.line, ins.col, msg, rule, msg)
             self.add("info", ins.line, ins.col,
                      f"'{ins.opcode_spelling}' is not computed by ptxfp (its spelling and "
@@ -778,7 +783,7 @@ class _Checker:
             self.add("error", ins.line, ins.col, msg, rule, msg)
         if v.errors:
             return
-        for rule, msg in requirement_messages(v, self.version, self.target):
+        for rule, msg in requirement_messages(v, self.version, self.target, self.release.name):
             self.add("error", ins.line, ins.col, msg, rule, msg)
         form = v.form
         if (v.family == "arith" and form is not None
