@@ -20,8 +20,9 @@ from typing import Iterable, Iterator, Union
 from ..core import types
 
 #: one requirement: ('version', (major, minor), message) or ('target', sm, message), or
-#: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants) needs;
-#: any of them as 'ptxas:13.1-:version' holds for some ptxas releases only (:func:`per_release`)
+#: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants)
+#: needs; any of them as 'ptxas:13.1-:version' holds for some ptxas releases only
+#: (:func:`per_release`)
 Require = tuple[str, Union[tuple[int, int], int], str]
 
 #: the IEEE rounding modes ptxfp computes
