@@ -358,3 +358,18 @@ def test_mma_sync_needs_sm_70():
             "Feature 'mma' requires .target sm_70 or higher",
             "Feature '.m8n8k4' requires .target sm_70 or higher"], rep.errors
         assert ptxfp.check(text.format(t="sm_70"), ptxas=release).ok
+
+
+def test_list_names_every_shape_of_each_kind():
+    """`ptxfp list` (isa.canonical_spellings('mma')) names every shape a row takes, tcgen05's
+    included, each with its own target check (m128n8 of kind::f16 among them)."""
+    spellings = set(isa.canonical_spellings("mma"))
+    for row in isa.mma.ROWS:
+        if row.opcode != "tcgen05.mma":
+            continue
+        for shape in row.matrix.shapes:
+            assert isa.mma.canonical(row, shape, with_types=True) in spellings
+    assert "tcgen05.mma.cta_group::1.kind::f16.m128n8k16.f32.f16.f16" in spellings
+    f64 = ptxfp.parse("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64")
+    assert (f64.min_target, ptxfp.parse(
+        "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64").min_target) == ("sm_90", "sm_80")

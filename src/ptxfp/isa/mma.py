@@ -403,7 +403,7 @@ def canonical(row: Row, shape: tuple[int, int, int] | None = None,
 
 def spellings(opcode: str | None = None) -> Iterator[tuple[Row, str]]:
     """(row, canonical spelling) of every matrix form: every shape, layout pair and optional
-    token (tcgen05.mma: one per row, with its first shape, in ptxfp's notation)."""
+    token (tcgen05.mma: every shape its descriptor may name, in ptxfp's notation)."""
     for row in ROWS:
         if opcode is not None and row.opcode != opcode:
             continue
@@ -412,7 +412,8 @@ def spellings(opcode: str | None = None) -> Iterator[tuple[Row, str]]:
         opt = sorted(row.modifiers - row.required)
         optional: list[frozenset[str]] = [frozenset()] + [frozenset({o}) for o in opt]
         if row.opcode == "tcgen05.mma":
-            yield row, canonical(row, with_types=True)
+            for shape in mx.shapes:
+                yield row, canonical(row, shape, with_types=True)
             continue
         for shape in mx.shapes:
             for lay in (mx.layouts or (None,)):
