@@ -1,4 +1,5 @@
-"""``check(text)``: what ptxas 13.0 would say about the instructions ptxfp models.
+"""``check(text)``: what ptxas 13.5 (or an older release, ``ptxas="13.0"``) would say about
+the instructions ptxfp models.
 
 The checker reads PTX text (a bare spelling, a snippet, or a module; see reader.py) and, for
 every instruction in ptxfp's model, decides what ptxas decides:
@@ -10,7 +11,10 @@ every instruction in ptxfp's model, decides what ptxas decides:
   ``ptxfp.convert`` parses and computes;
 * for both, the requirements (with ptxas' messages) and the operands' classes are the row's own
   (``Row.requires``, ``Row.operands``);
-* the .version/.target pair, unknown versions and targets (tables below, from ptxas 13.0);
+* the .version/.target pair, unknown versions and targets: per ptxas release, CUDA 12.0-13.5
+  (releases.py; 13.0 and 13.5 measured), and the requirements of a row that differ between
+  releases (``rows.per_release``: cvt.rn.satfinite.e2m1x2.f16x2 needs PTX 8.6 in 13.0, 9.1
+  in 13.5) as that release has them;
 * operands (in snippets and modules): count, vector operands, register types and immediates
   per operand (tables below, measured with ptxas), undeclared registers.
 
@@ -21,7 +25,9 @@ no instruction of that name at all (``fmaa``, ``ADD``: the opcode vocabulary of 
 a token after the name is no modifier ptxas knows after that name (``bar.syncx``: "Unknown
 modifier '.syncx'", the modifier vocabulary of modifiers.py).
 
-All tables were measured with ptxas 13.0 (tools/ptxas_probe.py, tests/data/ptxas).
+All tables were measured with ptxas 13.0 and 13.5 (tools/ptxas_probe.py, tests/data/ptxas and
+tests/data/ptxas/13.5; tests/test_check_releases.py holds check() to 13.5's records, with no
+spelling differing).
 """
 
 from __future__ import annotations
