@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .rows import Operand, Require, Row, per_release
+from .rows import Operand, Require, Row, only, per_release
 
 __all__ = ["ROWS", "SECTION", "FAMILY_TARGETS", "RS_TARGETS", "PAIRS", "A_TARGETS",
            "RZ_TARGETS", "SMALL_X2", "UNDEFINED_NUMERICS"]
@@ -134,10 +134,15 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
       required; to .bf16x2 (``.satfinite`` optional); never with .f16x2 ("Unexpected
       instruction types");
     - ``.rz`` on every narrowing form above and the .f32/.f16x2 ones, on sm_107a/sm_107f only
-      ("Instruction 'cvt with .e4m3x2.f32.rz' not supported on .target 'sm_100a'");
+      ("Instruction 'cvt with .e4m3x2.f32.rz' not supported on .target 'sm_100a'"), PTX 9.4;
     - ``cvt.rn.satfinite.e2m1x2.f16x2`` (a .b8 destination): ptxas 13.0 took it from PTX 8.6
       as one of the .e2m1x2 forms; 13.5 asks for 9.1 (the version that documents it): a
       requirement per release.
+
+    OPEN: ptxas 13.5 words the requirements of the PTX 7.8-8.7 forms above per pair ("Feature
+    'cvt.e2m1x2.f32' requires PTX ISA .version 8.6", "Feature 'cvt.f16x2.e2m1x2' not supported
+    on .target 'sm_90'") where 13.0 said "cvt with .e2m1x2"; the rows carry 13.0's words (the
+    decisions are the same: tests/test_cvt_small_ptxas.py).
     """
     rows: list[Row] = []
 
@@ -177,9 +182,13 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
         if d not in SMALL_X2 + ("s2f6x2",) or r.roundings != ("rn",):
             continue
         targets = tuple(t for t in RZ_TARGETS if t in r.targets or not r.targets)
+        # off its targets ptxas names the form's own targets too (sm_107f for .s2f6x2)
+        # (the row's targets are where both hold: the harness reads them)
+        rz_msg = f"Instruction 'cvt with .{d}.{s}.rz' not supported on .target '{{target}}'"
+        base = (only(r.targets_message, r.targets),) if r.targets else ()
         row(d, s, ("rz",), r.modifiers, r.required, [(o.name, o.type) for o in r.operands[1:]],
-            r.requires, targets,
-            f"Instruction 'cvt with .{d}.{s}.rz' not supported on .target '{{target}}'")
+            r.requires + base + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4))),
+            targets, rz_msg)
     return rows
 
 

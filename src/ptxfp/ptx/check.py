@@ -609,7 +609,9 @@ def requirement_messages(verdict, version, target, release=None):
                 and sm == target_sm(kind.split("@")[1]) and version < thr:
             # a version that one target needs (fp8 cvt on sm_89: PTX 8.1)
             out.append(("min-version", msg))
-    if verdict.targets and target is not None and target not in verdict.targets:
+    if verdict.targets and target is not None and target not in verdict.targets and not any(
+            rule == "target-unsupported" for rule, _ in out):
+        # (a row whose 'only:' requirements already said it: cvt .rz, its targets theirs)
         out.append(("target-unsupported", verdict.targets_message.format(target=target)))
     return out
 
