@@ -265,9 +265,17 @@ def convert(spelling, *ops, policy):
         lanes = _lanes(ops[0], 2, c)
         if sl in ("e2m3", "e3m2"):
             lanes = [x & 0x3F for x in lanes]          # the two padding bits are not read
-        return _pack([widen(x, sl, d[:-2], relu, policy) for x in lanes], 16)
-    # narrowing into fp8/fp6/fp4
+        out = [widen(x, sl, d[:-2], relu, policy) for x in lanes]
+        if satf:
+            # .satfinite (manual, cvt): a value past the largest finite (an infinity) becomes
+            # the largest finite of its sign; NaN stays NaN
+            df = FMTS[d[:-2]]
+            sb = 1 << (df.width - 1)
+            inf = ((1 << df.ebits) - 1) << df.mbits
+            out = [(r & sb) | df.maxbits if (r & (sb - 1)) == inf else r for r in out]
+        return _pack(out, 16)
+    # narrowing into fp8/fp6/fp4 (from f32, or the two lanes of f16x2/bf16x2)
     if s == "f32":
         return _pack([narrow(x, dl, rnd, relu, policy) for x in ops], CONTAINER[dl])
-    return _pack([narrow(x, dl, rnd, relu, policy, src="f16") for x in _lanes(ops[0], 2, 16)],
+    return _pack([narrow(x, dl, rnd, relu, policy, src=s[:-2]) for x in _lanes(ops[0], 2, 16)],
                  CONTAINER[dl])

@@ -107,23 +107,28 @@ def test_unknown_release_is_one_line():
 
 def test_spelling_decisions_of_ptxas_13_5():
     """Every recorded spelling of ptxas 13.5 (tests/data/ptxas/13.5/spellings.jsonl, the probe
-    of tools/ptxas_probe.py run against V13.5.37): check() accepts it at the (.version,
-    .target) pairs ptxas accepts it at, and only there."""
+    of tools/ptxas_probe.py run against V13.5.37): check() accepts its line at the (.version,
+    .target) pairs ptxas accepts it at, and only there (a line whose operands check() refuses
+    is accepted nowhere, as in test_check_vs_ptxas for 13.0)."""
     from ptxas_records import load_records
-    from test_check_vs_ptxas import my_sets, ptxas_sets
+    from test_check_vs_ptxas import check_lines, my_sets, ptxas_sets
     from ptxfp.ptx.check import spelling_verdict
     rec = load_records(os.path.join(HERE, "data", "ptxas", "13.5", "spellings.jsonl"))
     if rec is None:
         pytest.skip("13.5/spellings.jsonl missing")
     header, recs = rec
     table, versions, targets = header["messages"], header["versions"], header["targets"]
+    found, _ = check_lines("9.5", "sm_100a", [r["line"] for r in recs], ptxas="13.5")
     bad = []
-    for r in recs:
+    for k, r in enumerate(recs):
+        verdict = spelling_verdict(r["spelling"])
+        if verdict.family is None:
+            continue                  # outside the model: test_check_vs_ptxas' rule
         want = ptxas_sets(r, table, versions, targets)
-        got = my_sets(spelling_verdict(r["spelling"]), versions, targets)
-        if want != got:
-            bad.append(r["spelling"])
-    # OPEN: 62 spellings (add.f16, add.f32, add.rn.f32 ...) whose accepting (.version,
-    # .target) sets moved between ptxas 13.0 and 13.5; the rows still carry 13.0's
-    # requirements.  The bound keeps the count from growing until the rows are per release.
-    assert len(bad) <= 62, f"{len(bad)} of {len(recs)} differ, e.g. {bad[:5]}"
+        line_bad = any(d.rule.startswith(("operand", "vector", "undeclared"))
+                       for d in found.get(k, ()))
+        got = (set(), set()) if line_bad else my_sets(verdict, versions, targets)
+        if (not want[0] or not want[1]) != (not got[0] or not got[1]) or (
+                want[0] and want[1] and want != got):
+            bad.append(r["line"])
+    assert not bad, f"{len(bad)} of {len(recs)} differ, e.g. {bad[:5]}"

@@ -89,10 +89,11 @@ def module(v, t, body, decls=DECLS):
     return "\n".join(head + list(body) + ["ret;", "}", ""]), len(head) + 1
 
 
-def check_lines(v, t, lines, decls=DECLS):
-    """check() of many lines in one module: {index: [error Diagnostics]}."""
+def check_lines(v, t, lines, decls=DECLS, ptxas="13.0"):
+    """check() of many lines in one module: {index: [error Diagnostics]} (as ptxas release
+    ``ptxas`` decides: the records in DATA are 13.0's, those in DATA/13.5 13.5's)."""
     text, first = module(v, t, lines, decls)
-    rep = ptxfp.check(text, ptxas="13.0")     # the records in DATA are ptxas 13.0's
+    rep = ptxfp.check(text, ptxas=ptxas)
     out = collections.defaultdict(list)
     for d in rep.errors:
         if first <= d.line < first + len(lines):

@@ -342,3 +342,34 @@ def test_tcgen05_takes_m128n8(kind, k, types):
     from ptxfp.isa.spelling import mma_form
     f = mma_form(f"tcgen05.mma.cta_group::1.kind::{kind}.m128n8k{k}.{types}")
     assert (f.m, f.n, f.k) == (128, 8, k)
+
+
+def test_mma_sync_needs_sm_70():
+    """Below sm_70 ptxas (13.0 and 13.5, .target sm_50/sm_60 under -arch sm_75) refuses every
+    mma.sync, m8n8k4 included: "Feature 'mma' requires .target sm_70 or higher", and for
+    m8n8k4 also "Feature '.m8n8k4' requires .target sm_70 or higher"."""
+    text = (".version 9.0\n.target {t}\n.address_size 64\n.visible .entry k()\n{{\n"
+            ".reg .f32 f<8>;\n.reg .b32 r<4>;\nmma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 "
+            "{{f0,f1,f2,f3,f4,f5,f6,f7}}, {{r0,r1}}, {{r2,r3}}, {{f0,f1,f2,f3,f4,f5,f6,f7}};\n"
+            "ret;\n}}\n")
+    for release in ("13.0", "13.5"):
+        rep = ptxfp.check(text.format(t="sm_60"), ptxas=release)
+        assert [d.ptxas for d in rep.errors] == [
+            "Feature 'mma' requires .target sm_70 or higher",
+            "Feature '.m8n8k4' requires .target sm_70 or higher"], rep.errors
+        assert ptxfp.check(text.format(t="sm_70"), ptxas=release).ok
+
+
+def test_list_names_every_shape_of_each_kind():
+    """`ptxfp list` (isa.canonical_spellings('mma')) names every shape a row takes, tcgen05's
+    included, each with its own target check (m128n8 of kind::f16 among them)."""
+    spellings = set(isa.canonical_spellings("mma"))
+    for row in isa.mma.ROWS:
+        if row.opcode != "tcgen05.mma":
+            continue
+        for shape in row.matrix.shapes:
+            assert isa.mma.canonical(row, shape, with_types=True) in spellings
+    assert "tcgen05.mma.cta_group::1.kind::f16.m128n8k16.f32.f16.f16" in spellings
+    f64 = ptxfp.parse("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64")
+    assert (f64.min_target, ptxfp.parse(
+        "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64").min_target) == ("sm_90", "sm_80")

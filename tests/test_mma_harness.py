@@ -129,3 +129,21 @@ def test_forms_without_a_kernel_say_so():
         H.kernel_for("tcgen05.mma.cta_group::1.kind::f16.m128n16k16.f32.bf16.bf16")
     with pytest.raises(H.MmaHarnessError):
         H.kernel_for("mma.sync.aligned.m16n8k64.row.col.kind::mxf4.block_scale.f32.e2m1.e2m1.f32.ue8m0")
+
+
+def test_open_questions_are_vectors():
+    """The three open tensor-core questions (docs/semantics.md) are families of --record's
+    vectors: a zero's sign, C at the largest finite value, a zero factor beside 2^100."""
+    import ml_dtypes
+    s = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    v = H.vectors(s, 60, 0)
+    fams = [H.FAMILIES[i] for i in v["family"]]
+    assert {"zero_sign", "c_overflow", "zero_exponent"} <= set(fams)
+    i = fams.index("zero_exponent")
+    a = v["a"][i].view(ml_dtypes.bfloat16).astype(np.float64)
+    b = v["b"][i].view(ml_dtypes.bfloat16).astype(np.float64)
+    assert (a[:, 0] == 0).all() and (b[0, :] == 2.0 ** 100).all()
+    i = fams.index("c_overflow")
+    assert set(np.unique(v["c"][i] & 0x7FFFFFFF)) == {0x7F7FFFFF}
+    i = fams.index("zero_sign")
+    assert (v["c"][i][0] == 0x80000000).all() and (v["c"][i][1] == 0x80000000).all()

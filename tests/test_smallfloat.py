@@ -128,6 +128,88 @@ def test_narrowing_packed_vs_mpfr(spelling):
     assert not bad.size, [(hex(a[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
 
 
+# PTX 9.1/9.2 (ptxas 13.5): fp8/fp6/fp4 from .bf16x2, fp6/fp4 from .f16x2, .rz on the
+# narrowings (sm_107a/f), .bf16x2 from fp8/fp6/fp4
+X2 = ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2")
+NARROW_9_1 = [f"cvt.{rnd}.satfinite{r}.{d}.{s}" for s in ("bf16x2", "f16x2") for d in X2
+              for rnd in ("rn", "rz") for r in ("", ".relu")
+              if not (s == "f16x2" and rnd == "rn" and d in ("e4m3x2", "e5m2x2"))]
+
+
+#: in the default run: one of each source, rounding and destination kind; -m slow: all
+QUICK_9_1 = {"cvt.rn.satfinite.e4m3x2.bf16x2", "cvt.rz.satfinite.e2m1x2.bf16x2",
+             "cvt.rn.satfinite.e2m3x2.f16x2", "cvt.rz.satfinite.relu.e5m2x2.f16x2",
+             "cvt.rn.satfinite.relu.e3m2x2.bf16x2", "cvt.rn.satfinite.e2m1x2.f16x2"}
+
+
+def _slow_unless(quick, spellings):
+    return [s if s in quick else pytest.param(s, marks=pytest.mark.slow) for s in spellings]
+
+
+@pytest.mark.parametrize("spelling", _slow_unless(QUICK_9_1, NARROW_9_1))
+def test_narrowing_9_1_packed_vs_mpfr(spelling):
+    """Every 16-bit pattern in the upper lane (the lower a permutation of them) for one form
+    of each kind, a 6000-word sample for the others."""
+    lo = np.arange(1 << 16, dtype=np.uint32)
+    a = lo | (RNG.permutation(lo) << 16)
+    full = spelling in ("cvt.rn.satfinite.e4m3x2.bf16x2", "cvt.rz.satfinite.e2m1x2.bf16x2",
+                        "cvt.rn.satfinite.e2m3x2.f16x2")
+    if not full:
+        a = np.concatenate([a[::4096], RNG.choice(a, 6000, replace=False)])
+    got = ptxfp.convert(spelling, a)
+    want = _oracle(spelling, a)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, [(hex(a[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("spelling", _slow_unless(
+    {"cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.relu.e2m1x2.f32"}, NARROW[:10]))
+def test_rz_narrowing_f32_vs_mpfr(spelling):
+    rz = spelling.replace("cvt.rn.", "cvt.rz.")
+    x = _sample_f32(2000, spelling.split(".")[-2])
+    y = np.roll(x, 1)
+    got = ptxfp.convert(rz, x, y)
+    want = _oracle(rz, x, y)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, [(hex(x[i]), hex(y[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+@pytest.mark.parametrize("spelling", _slow_unless(
+    {"cvt.rn.satfinite.bf16x2.e5m2x2", "cvt.rn.bf16x2.e4m3x2", "cvt.rn.relu.bf16x2.e2m1x2",
+     "cvt.rn.bf16x2.e3m2x2"},
+    [f"cvt.rn{m}.bf16x2.{t}" for t in X2 for m in ("", ".relu", ".satfinite", ".relu.satfinite")]))
+def test_widening_to_bf16x2_exhaustive_vs_mpfr(spelling):
+    src = spelling.split(".")[-1]
+    a = np.arange(1 << (8 if src == "e2m1x2" else 16), dtype=np.uint32)
+    got = ptxfp.convert(spelling, a)
+    want = _oracle(spelling, a)
+    bad = np.flatnonzero(got != want)
+    assert not bad.size, [(hex(a[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
+
+
+def test_bf16x2_sources_vs_ml_dtypes():
+    """A second oracle: the bf16 lanes as float32, rounded by ml_dtypes (round to nearest even;
+    ml_dtypes' float8_e4m3fn overflows to NaN, so only finite in-range values are compared)."""
+    import ml_dtypes
+    vals = RNG.standard_normal(4000).astype(np.float32) * 2
+    bf = vals.astype(ml_dtypes.bfloat16)
+    lanes = bf.view(np.uint16).astype(np.uint32).reshape(-1, 2)
+    words = (lanes[:, 0] << 16) | lanes[:, 1]
+    for d, dt in (("e4m3x2", ml_dtypes.float8_e4m3fn), ("e5m2x2", ml_dtypes.float8_e5m2),
+                  ("e2m3x2", ml_dtypes.float6_e2m3fn), ("e3m2x2", ml_dtypes.float6_e3m2fn),
+                  ("e2m1x2", ml_dtypes.float4_e2m1fn)):
+        c = 4 if d == "e2m1x2" else 8
+        got = np.asarray(ptxfp.convert(f"cvt.rn.satfinite.{d}.bf16x2", words), np.uint32)
+        f = bf.astype(np.float32).reshape(-1, 2)
+        big = float(ml_dtypes.finfo(dt).max)
+        ok = (np.abs(f) <= big).all(axis=1)
+        want = [(f[:, j].astype(dt).view(np.uint8).astype(np.uint32)) & ((1 << c) - 1)
+                for j in (0, 1)]
+        want = (want[0] << c) | want[1]
+        assert ok.sum() > 500
+        assert np.array_equal(got[ok], want[ok]), d
+
+
 RS = [f"cvt.rs{r}.satfinite.{d}.f32" for d in ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4",
                                                 "e2m1x4") for r in ("", ".relu")] + \
      [f"cvt.rs{r}{s}.{d}.f32" for d in ("f16x2", "bf16x2") for r in ("", ".relu")

@@ -532,12 +532,19 @@ def gen_small_spellings():
     out, seen = [], set()
     regs = {"e4m3x2": "h", "e5m2x2": "h", "e2m3x2": "h", "e3m2x2": "h", "ue8m0x2": "h",
             "e2m1x2": "bb", "f16x2": "r", "bf16x2": "r", "e4m3x4": "r", "e5m2x4": "r",
-            "e2m3x4": "r", "e3m2x4": "r", "e2m1x4": "h"}
+            "e2m3x4": "r", "e3m2x4": "r", "e2m1x4": "h", "s2f6x2": "h"}
     pairs = [(d, "f32") for d in ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2", "ue8m0x2")]
     pairs += [(d, "f16x2") for d in ("e4m3x2", "e5m2x2")] + [("ue8m0x2", "bf16x2")]
     pairs += [("f16x2", s) for s in ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2")]
     pairs += [("bf16x2", "ue8m0x2")]
     pairs += [(d, "f32") for d in ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4")]
+    # ptxas 13.5 (PTX 9.1-9.5): fp8/fp6/fp4 to and from .bf16x2, fp6/fp4 from .f16x2, and
+    # .s2f6x2 (from .f32 and .bf16x2, widening to .bf16x2; .f16x2 asked to see it refused)
+    small = ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2")
+    pairs += [(d, "bf16x2") for d in small] + [("bf16x2", s) for s in small]
+    pairs += [(d, "f16x2") for d in ("e2m3x2", "e3m2x2", "e2m1x2")]
+    pairs += [("s2f6x2", "f32"), ("s2f6x2", "bf16x2"), ("bf16x2", "s2f6x2"),
+              ("s2f6x2", "f16x2"), ("f16x2", "s2f6x2")]
 
     def operands(d, s):
         if d.endswith("x4"):
@@ -564,6 +571,8 @@ def gen_small_spellings():
             add(list(seq) + tt, opnds)
         for x in ("rna", "rni", "oob", "foo"):
             add(["rn", "satfinite", x] + tt, opnds)
+    # the .e2m1x2 destination from .f16x2 in a .b16 register (ptxas: a .b8 one)
+    add(["rn", "satfinite", "e2m1x2", "f16x2"], ["h0", "r1"])
     return out
 
 

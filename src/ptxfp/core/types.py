@@ -238,10 +238,13 @@ TYPES: dict[str, PtxType] = {t.name: t for t in [
     _float("e2m3x4", E2M3, 32, 4, "b32"),
     _float("e3m2x4", E3M2, 32, 4, "b32"),
     _float("e2m1x4", E2M1, 16, 4, "b16"),
+    # PTX 9.1's .s2f6x2 (cvt only, 'a' targets): two 8-bit lanes in a .b16 whose value
+    # encoding the PTX ISA manual does not define; bits only, no lane format, not computed
+    PtxType("s2f6x2", BITS, 16, 2, registers=frozenset({"b16"})),
 ] + _ints()}
 
-#: the type tokens of the manual that are no data type of the table (a cvt.rs source format)
-OTHER_TYPE_TOKENS = frozenset({"s2f6x2"})
+#: the type tokens of the manual that are no data type of the table
+OTHER_TYPE_TOKENS: frozenset[str] = frozenset()
 #: every type token of PTX: a spelling token of these is a type, not a modifier
 TYPE_TOKENS = frozenset(TYPES) | OTHER_TYPE_TOKENS
 

@@ -408,7 +408,10 @@ _FLOAT = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float
           "e5m2": ml_dtypes.float8_e5m2, "f32": np.float32, "tf32": np.float32,
           "f64": np.float64}
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
-FAMILIES = ("random", "align", "cancel", "special", "subnormal", "c_dominant", "c_negligible")
+FAMILIES = ("random", "align", "cancel", "special", "subnormal", "c_dominant", "c_negligible",
+            # the three open questions of docs/semantics.md "Tensor cores", one family each,
+            # so that a --record run settles them for its architecture
+            "zero_sign", "c_overflow", "zero_exponent")
 
 
 def _bits(values: NDArray[Any], ty: str) -> NDArray[Any]:
@@ -423,12 +426,32 @@ def _tiny(ty: str) -> float:
     return float(info.smallest_normal)
 
 
+def _max_pow2(ty: str, want: int) -> float:
+    """The largest power of two at most 2**want that ``ty`` holds (2**15 in f16)."""
+    t = _FLOAT[ty]
+    info = ml_dtypes.finfo(t) if t not in (np.float16, np.float32, np.float64) else np.finfo(t)
+    return float(2.0 ** min(want, int(np.floor(np.log2(float(info.max))))))
+
+
+def _max_finite(ty: str) -> float:
+    t = _FLOAT[ty]
+    info = ml_dtypes.finfo(t) if t not in (np.float16, np.float32, np.float64) else np.finfo(t)
+    return float(info.max)
+
+
 def vectors(spelling: str, n: int = 64, seed: int = 0) -> dict[str, NDArray[Any]]:
     """``n`` instances of A, B, C as element bits (keys 'a', 'b', 'c', and 'family': the index
     into FAMILIES of each instance), the families in turn: random; alignment (one product
     2^12 times the rest, which sit at and around the truncation boundary); cancellation (pairs
     x, -x of products plus a small residue); specials (NaN, +-inf, inf x 0); subnormal
-    inputs and C; C dominant (2^20) and C negligible (2^-20)."""
+    inputs and C; C dominant (2^20) and C negligible (2^-20); and the open questions
+    (docs/semantics.md "Tensor cores"): ``zero_sign`` (row 0: products that cancel exactly
+    with C = -0; row 1: all products +0 with C = -0; row 2: one product -2^-14 x 2^-12 (or
+    the types' smallest normals) that rounds to zero in an f16 result, C = +0), ``c_overflow`` (C = +-the largest finite value
+    of its type, products of the sign of C as large as the inputs allow, up to 2^126), and
+    ``zero_exponent`` (a zero factor in every column 0 of A beside B's row 0 of 2^100, or the
+    largest power of two the type holds, and the other products and C near 2^-30: where a
+    zero product is aligned, e_zero per architecture)."""
     f = mma_form(spelling)
     if f.atype not in _FLOAT or f.ctype not in _FLOAT:
         raise MmaHarnessError(f"'{spelling}': vectors are made for the float forms")
@@ -469,6 +492,33 @@ def vectors(spelling: str, n: int = 64, seed: int = 0) -> dict[str, NDArray[Any]
             c *= 2.0 ** 20
         elif name == "c_negligible":
             c *= 2.0 ** -20
+        elif name == "zero_sign":
+            a[...] = 0.0
+            b[...] = 0.0
+            c[...] = 0.0
+            if f.k >= 2:
+                a[..., 0, 0], a[..., 0, 1] = 1.0, -1.0
+                b[..., 0, :], b[..., 1, :] = 1.5, 1.5
+            c[..., 0, :] = -0.0
+            c[..., 1 % f.m, :] = -0.0
+            if f.m > 2 and f.k > 2:
+                # a tiny negative product alone (column 0 of row 2), in k's last place
+                a[..., 2, f.k - 1] = -max(2.0 ** -14, _tiny(f.atype))
+                b[..., f.k - 1, 0] = max(2.0 ** -12, _tiny(f.btype))
+        elif name == "c_overflow":
+            big = np.sqrt(_max_pow2(f.atype, 63) * _max_pow2(f.btype, 63))
+            a[...] = np.abs(a) / 2 + 0.5
+            b[...] = np.abs(b) / 2 + 0.5
+            a *= min(_max_pow2(f.atype, 63), big)
+            b *= min(_max_pow2(f.btype, 63), big)
+            sign = np.where(rng.integers(0, 2, c.shape[:-1] + (1,)) == 1, 1.0, -1.0)
+            c[...] = sign * _max_finite(f.ctype)          # one sign a row
+            a *= sign                                     # the row's products follow it
+        elif name == "zero_exponent":
+            a *= 2.0 ** -30
+            a[..., :, 0] = 0.0
+            b[..., 0, :] = _max_pow2(f.btype, 100)
+            c *= 2.0 ** -30
     out = {"a": _bits(A, f.atype), "b": _bits(B, f.btype), "c": _bits(C, f.ctype),
            "family": fam.astype(np.int8)}
     if f.atype == "tf32":

@@ -30,7 +30,8 @@ Found with ptxas (and not all in the manual's syntax blocks, PTX ISA 9.7.9.21):
 - bf16.f32 takes .rm/.rp too (the manual's syntax lists .rn/.rz) from 7.0 / sm_80;
 - cvt.f32.f16 takes no rounding modifier; cvt.f32.bf16 accepts one (it changes nothing), needs
   7.1 / sm_80, and its ``.ftz`` 7.8 / sm_90;
-- ``.rs`` (f16x2/bf16x2 from f32, a fourth operand rbits) needs 8.7 and sm_100a or sm_103a.
+- ``.rs`` (f16x2/bf16x2 from f32, a fourth operand rbits) needs 8.7 and sm_100a or sm_103a
+  (ptxas 13.5 also sm_107a, a target 13.0 does not know).
 
 The requirements are legality only: the bits ptxfp computes are those of sm_20 and later (sm_1x
 flushed f32 subnormals by default, which is not modeled).
@@ -55,7 +56,7 @@ MODIFIER_ORDER = tuple(m for m in _ALL_MODIFIERS if m != "oob")
 #: the types of the rows (the other side is always .f32)
 TYPES = types.MODELED_TYPES
 #: the only targets of the .rs rows
-RS_TARGETS = ("sm_100a", "sm_103a")
+RS_TARGETS = ("sm_100a", "sm_103a", "sm_107a")
 
 
 def _v(feature: str, v: tuple[int, int], modifier_on: str | None = None) -> Require:

@@ -36,15 +36,25 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .rows import Operand, Require, Row
+from .rows import Operand, Require, Row, only, per_release
 
-__all__ = ["ROWS", "SECTION", "FAMILY_TARGETS", "RS_TARGETS", "PAIRS"]
+__all__ = ["ROWS", "SECTION", "FAMILY_TARGETS", "RS_TARGETS", "PAIRS", "A_TARGETS",
+           "RZ_TARGETS", "SMALL_X2", "UNDEFINED_NUMERICS"]
 
 SECTION = "9.7.9.21"
-#: the targets of the fp6/fp4/ue8m0 forms (ptxas 13.0)
-FAMILY_TARGETS = tuple(f"sm_{n}{s}" for n in (100, 101, 103, 110, 120, 121) for s in "af")
-#: the targets of the .rs forms
-RS_TARGETS = ("sm_100a", "sm_103a")
+#: the targets of the fp6/fp4/ue8m0 forms (ptxas 13.0; 13.5 adds sm_107a/f, a target 13.0
+#: does not know)
+FAMILY_TARGETS = tuple(f"sm_{n}{s}" for n in (100, 101, 103, 107, 110, 120, 121) for s in "af")
+#: the targets of the .rs forms (13.5 adds sm_107a)
+RS_TARGETS = ("sm_100a", "sm_103a", "sm_107a")
+#: the 'a' targets only: the .s2f6x2 forms (ptxas 13.5)
+A_TARGETS = tuple(t for t in FAMILY_TARGETS if t.endswith("a"))
+#: the targets of .rz on the narrowing fp8/fp6/fp4/s2f6 forms (ptxas 13.5)
+RZ_TARGETS = ("sm_107a", "sm_107f")
+#: the packed small-float types of the x2 forms
+SMALL_X2 = ("e4m3x2", "e5m2x2", "e2m3x2", "e3m2x2", "e2m1x2")
+#: the types whose numerics the PTX ISA manual does not define: rows checked, not computed
+UNDEFINED_NUMERICS = frozenset({"s2f6x2"})
 
 
 def _v(feature: str, v: tuple[int, int], kind: str = "version") -> Require:
@@ -103,7 +113,83 @@ def _rows() -> tuple[Row, ...]:
     for d in ("e4m3x4", "e5m2x4", "e2m3x4", "e3m2x4", "e2m1x4"):
         row(d, "f32", ("rs",), {"relu", "satfinite"}, {"satfinite"}, four, rs, RS_TARGETS,
             "Feature '.rs' not supported on .target '{target}'")
+    rows.extend(_rows_9_1(rows))
     return tuple(rows)
+
+
+def _feature(name: str, v: tuple[int, int]) -> tuple[tuple[Require, ...], str]:
+    """ptxas 13.5's words for the forms of PTX 9.1/9.2: 'cvt.e4m3x2.bf16x2' needs a version
+    and one of the family targets."""
+    return (_v(name, v),), f"Feature '{name}' not supported on .target '{{target}}'"
+
+
+def _rows_9_1(base: list[Row]) -> list[Row]:
+    """The forms ptxas 13.5 (PTX ISA 9.1-9.5) adds, measured with ptxas V13.5.37
+    (tools/ptxas_probe.py --groups cvt-small, tests/data/ptxas/13.5/spellings_cvt-small.jsonl):
+
+    - fp8/fp6/fp4 from ``.bf16x2`` (PTX 9.1) and fp6/fp4 from ``.f16x2`` (9.1): ``.rn``,
+      ``.satfinite`` required, ``.relu`` optional, on the family targets;
+    - ``.bf16x2`` from fp8/fp6/fp4 (9.2): ``.rn``, ``.relu`` and ``.satfinite`` optional;
+    - ``.s2f6x2`` (9.1, the 'a' targets only): from .f32 (a, b) and .bf16x2, ``.satfinite``
+      required; to .bf16x2 (``.satfinite`` optional); never with .f16x2 ("Unexpected
+      instruction types");
+    - ``.rz`` on every narrowing form above and the .f32/.f16x2 ones, on sm_107a/sm_107f only
+      ("Instruction 'cvt with .e4m3x2.f32.rz' not supported on .target 'sm_100a'"), PTX 9.4;
+    - ``cvt.rn.satfinite.e2m1x2.f16x2`` (a .b8 destination): ptxas 13.0 took it from PTX 8.6
+      as one of the .e2m1x2 forms; 13.5 asks for 9.1 (the version that documents it): a
+      requirement per release.
+
+    OPEN: ptxas 13.5 words the requirements of the PTX 7.8-8.7 forms above per pair ("Feature
+    'cvt.e2m1x2.f32' requires PTX ISA .version 8.6", "Feature 'cvt.f16x2.e2m1x2' not supported
+    on .target 'sm_90'") where 13.0 said "cvt with .e2m1x2"; the rows carry 13.0's words (the
+    decisions are the same: tests/test_cvt_small_ptxas.py).
+    """
+    rows: list[Row] = []
+
+    def row(d: str, s: str, rnd: tuple[str, ...], mods: Iterable[str],
+            required: Iterable[str], sources: Iterable[tuple[str, str]],
+            requires: tuple[Require, ...], targets: tuple[str, ...], message: str) -> None:
+        rows.append(Row("cvt", "cvt", (d, s), rnd, True, frozenset(mods), frozenset(required),
+                        _ops(d, sources), requires, SECTION, targets, message,
+                        executable=not ({d, s} & UNDEFINED_NUMERICS)))
+
+    narrow = {"relu", "satfinite"}
+    two = (("a", "f32"), ("b", "f32"))
+    # narrowing from the packed halves
+    for s in ("bf16x2", "f16x2"):
+        for d in SMALL_X2:
+            if s == "f16x2" and d in ("e4m3x2", "e5m2x2"):
+                continue                       # PTX 7.8 forms (rows above)
+            req, msg = _feature(f"cvt.{d}.{s}", (9, 1))
+            if (d, s) == ("e2m1x2", "f16x2"):
+                req = (per_release(_v("cvt with .e2m1x2", (8, 6)), until="13.0"),
+                       per_release(req[0], since="13.1"))
+            row(d, s, ("rn",), narrow, {"satfinite"}, (("a", s),), req, FAMILY_TARGETS, msg)
+    # widening into .bf16x2
+    for s in SMALL_X2:
+        req, msg = _feature(f"cvt.bf16x2.{s}", (9, 2))
+        row("bf16x2", s, ("rn",), narrow, (), (("a", s),), req, FAMILY_TARGETS, msg)
+    # .s2f6x2
+    s2 = (_v("cvt with .s2f6x2", (9, 1)),)
+    s2msg = "Instruction 'cvt with .s2f6x2' not supported on .target '{target}'"
+    row("s2f6x2", "f32", ("rn",), narrow, {"satfinite"}, two, s2, A_TARGETS, s2msg)
+    row("s2f6x2", "bf16x2", ("rn",), narrow, {"satfinite"}, (("a", "bf16x2"),), s2,
+        A_TARGETS, s2msg)
+    row("bf16x2", "s2f6x2", ("rn",), narrow, (), (("a", "s2f6x2"),), s2, A_TARGETS, s2msg)
+    # .rz on the narrowing forms: sm_107a/f
+    for r in base + list(rows):
+        d, s = r.types
+        if d not in SMALL_X2 + ("s2f6x2",) or r.roundings != ("rn",):
+            continue
+        targets = tuple(t for t in RZ_TARGETS if t in r.targets or not r.targets)
+        # off its targets ptxas names the form's own targets too (sm_107f for .s2f6x2)
+        # (the row's targets are where both hold: the harness reads them)
+        rz_msg = f"Instruction 'cvt with .{d}.{s}.rz' not supported on .target '{{target}}'"
+        base = (only(r.targets_message, r.targets),) if r.targets else ()
+        row(d, s, ("rz",), r.modifiers, r.required, [(o.name, o.type) for o in r.operands[1:]],
+            r.requires + base + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4))),
+            targets, rz_msg)
+    return rows
 
 
 ROWS = _rows()

@@ -78,11 +78,14 @@ def _shape_need(shape: tuple[int, int, int], v: tuple[int, int], sm: int | None,
 
 #: the shape features of mma and what ptxas asks for them (the f16 m16n8k8 needs less than
 #: the bf16/tf32 one: 6.5/sm_75 against 7.0/sm_80)
-_MMA_SHAPE = {(8, 8, 4): ((6, 4), None), (16, 8, 8): ((7, 0), 80), (16, 8, 16): ((7, 0), 80),
+_MMA_SHAPE = {(8, 8, 4): ((6, 4), 70), (16, 8, 8): ((7, 0), 80), (16, 8, 16): ((7, 0), 80),
               (16, 8, 4): ((7, 0), 80), (16, 8, 32): ((7, 0), 80), (16, 8, 64): ((7, 0), 80),
               (8, 8, 16): ((6, 5), 75), (8, 8, 32): ((6, 5), 75), (8, 8, 128): ((7, 0), 75),
               (16, 8, 128): ((7, 0), 80), (16, 8, 256): ((7, 0), 80)}
 _MMA = _v("mma", (6, 4))
+#: mma.sync came with sm_70: below it ptxas 13.0 and 13.5 say so for every form (measured with
+#: .target sm_50/sm_60 under -arch sm_75), besides the shape's own target
+_MMA_T = _t("mma", 70)
 _BF16 = (_v(".bf16", (7, 0)), _t(".bf16", 80))
 _TF32 = (_v(".tf32", (7, 0)), _t(".tf32", 80))
 _FP8 = (_v("mma with FP8 floating point type", (8, 4)), _t("mma with FP8 floating point type", 89))
@@ -137,16 +140,18 @@ def _mma_rows() -> list[Row]:
     four = tuple(product(LAYOUTS, LAYOUTS))
     # f16: m8n8k4 takes every layout and an f32 result from f16 accumulators
     for d, c in (("f16", "f16"), ("f32", "f16"), ("f32", "f32")):
-        rows.append(_mma_row((8, 8, 4), (d, "f16", "f16", c), (_MMA,) + need[(8, 8, 4)],
+        rows.append(_mma_row((8, 8, 4), (d, "f16", "f16", c), (_MMA, _MMA_T) + need[(8, 8, 4)],
                              layouts=four))
     for shape in ((16, 8, 8), (16, 8, 16)):
         for d in F16C:
-            rows.append(_mma_row(shape, (d, "f16", "f16", d), (_MMA,) + (
+            rows.append(_mma_row(shape, (d, "f16", "f16", d), (_MMA, _MMA_T) + (
                 need16 if shape == (16, 8, 8) else need[shape])))
     for shape in ((16, 8, 8), (16, 8, 16)):
-        rows.append(_mma_row(shape, ("f32", "bf16", "bf16", "f32"), (_MMA,) + need[shape] + _BF16))
+        rows.append(_mma_row(shape, ("f32", "bf16", "bf16", "f32"),
+                             (_MMA, _MMA_T) + need[shape] + _BF16))
     for shape in ((16, 8, 4), (16, 8, 8)):
-        rows.append(_mma_row(shape, ("f32", "tf32", "tf32", "f32"), (_MMA,) + need[shape] + _TF32))
+        rows.append(_mma_row(shape, ("f32", "tf32", "tf32", "f32"),
+                             (_MMA, _MMA_T) + need[shape] + _TF32))
     # fp8 (sm_89): an f16 accumulator and the k16 shape came with PTX 8.7
     for shape in ((16, 8, 16), (16, 8, 32)):
         for a, b, d in product(F8, F8, F16C):
@@ -183,19 +188,19 @@ def _mma_rows() -> list[Row]:
     # f64
     for shape in ((8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)):
         v, sm = ((7, 0), 80) if shape == (8, 8, 4) else ((7, 8), 90)
-        rows.append(_mma_row(shape, ("f64",) * 4, (_MMA,) + _shape_need(shape, v, sm,
+        rows.append(_mma_row(shape, ("f64",) * 4, (_MMA, _MMA_T) + _shape_need(shape, v, sm,
                                                                          " with double types")))
     # integers (exact; .satfinite clamps the s32 result)
     for shapes, tys in ((((8, 8, 16), (16, 8, 16), (16, 8, 32)), I8),
                         (((8, 8, 32), (16, 8, 32), (16, 8, 64)), I4)):
         for shape, a, b in product(shapes, tys, tys):
-            req = (_MMA,) + tuple(need[shape])
+            req = (_MMA, _MMA_T) + tuple(need[shape])
             for t in dict.fromkeys((a, b)):
                 if t in I4:
                     req += (_t("." + t, 75),)
             rows.append(_mma_row(shape, ("s32", a, b, "s32"), req, mods=frozenset({"satfinite"})))
     for shape, op in product(((8, 8, 128), (16, 8, 128), (16, 8, 256)), ("xor", "and")):
-        req = (_MMA,) + need[shape] + (_t(".b1", 75),)
+        req = (_MMA, _MMA_T) + need[shape] + (_t(".b1", 75),)
         if op == "and":
             req += (version("Modifier '.and' on 'mma' requires PTX ISA .version 7.1 or later",
                             (7, 1)),
@@ -212,8 +217,7 @@ def min_target(row: Row) -> str:
     lists = [set(k.split(":", 1)[1].split(",")) for k, _, _ in row.requires
              if k.startswith("only:")]
     if not lists:
-        # mma.sync came with sm_70 (manual 9.7.14.5.14); ptxas 13.0 has no lower target to
-        # ask, so the m8n8k4 rows carry no target requirement of their own
+        # mma.sync came with sm_70 (manual 9.7.14.5.14; every row's requirement _MMA_T)
         return "sm_%d" % max(sm, 70 if row.opcode == "mma" else sm)
     ok = set.intersection(*lists)
     order = [t for t in SM100_A + SM100_F + SM120 + ("sm_90a",) if t in ok]
@@ -399,7 +403,7 @@ def canonical(row: Row, shape: tuple[int, int, int] | None = None,
 
 def spellings(opcode: str | None = None) -> Iterator[tuple[Row, str]]:
     """(row, canonical spelling) of every matrix form: every shape, layout pair and optional
-    token (tcgen05.mma: one per row, with its first shape, in ptxfp's notation)."""
+    token (tcgen05.mma: every shape its descriptor may name, in ptxfp's notation)."""
     for row in ROWS:
         if opcode is not None and row.opcode != opcode:
             continue
@@ -408,7 +412,8 @@ def spellings(opcode: str | None = None) -> Iterator[tuple[Row, str]]:
         opt = sorted(row.modifiers - row.required)
         optional: list[frozenset[str]] = [frozenset()] + [frozenset({o}) for o in opt]
         if row.opcode == "tcgen05.mma":
-            yield row, canonical(row, with_types=True)
+            for shape in mx.shapes:
+                yield row, canonical(row, shape, with_types=True)
             continue
         for shape in mx.shapes:
             for lay in (mx.layouts or (None,)):

@@ -20,7 +20,9 @@ from typing import Iterable, Iterator, Union
 from ..core import types
 
 #: one requirement: ('version', (major, minor), message) or ('target', sm, message), or
-#: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants) needs
+#: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants)
+#: needs; any of them as 'ptxas:13.1-:version' holds for some ptxas releases only
+#: (:func:`per_release`)
 Require = tuple[str, Union[tuple[int, int], int], str]
 
 #: the IEEE rounding modes ptxfp computes
@@ -114,15 +116,57 @@ def only_targets(kind: str) -> tuple[str, ...]:
     return tuple(kind.split(":", 1)[1].split(","))
 
 
-def min_ptx(requires: Iterable[Require]) -> tuple[int, int]:
-    """The PTX ISA version a list of requirements needs ((1, 0) when none)."""
-    return max([t for k, t, _ in requires if k == "version" and isinstance(t, tuple)],
-               default=(1, 0))
+def per_release(req: Require, since: str = "", until: str = "") -> Require:
+    """``req`` as a requirement of the ptxas releases from ``since`` to ``until`` only (CUDA
+    release names, both ends included, either open): the kind 'ptxas:13.1-:version'.  Where
+    two releases judge one form differently (ptxas 13.0 takes ``cvt.rn.satfinite.e2m1x2.f16x2``
+    from PTX 8.6, 13.5 from 9.1), the row carries both, each for its releases."""
+    kind, thr, msg = req
+    return (f"ptxas:{since}-{until}:{kind}", thr, msg)
 
 
-def min_sm(requires: Iterable[Require]) -> int:
+def _rkey(name: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in name.split("."))
+
+
+def release_kind(kind: str, release: str | None = None) -> str | None:
+    """The kind of a requirement as ptxas release ``release`` ('13.0') has it, or None where
+    it is not one of that release's; ``release`` None: the newest release."""
+    if not kind.startswith("ptxas:"):
+        return kind
+    _, span, inner = kind.split(":", 2)
+    lo, hi = span.split("-")
+    if release is None:
+        return None if hi else inner
+    r = _rkey(release)
+    if (lo and r < _rkey(lo)) or (hi and r > _rkey(hi)):
+        return None
+    return inner
+
+
+def for_release(requires: Iterable[Require], release: str | None = None
+                ) -> tuple[Require, ...]:
+    """The requirements of ``requires`` that hold for ptxas ``release`` (None: the newest),
+    with plain kinds."""
+    out = []
+    for k, t, m in requires:
+        kind = release_kind(k, release)
+        if kind is not None:
+            out.append((kind, t, m))
+    return tuple(out)
+
+
+def min_ptx(requires: Iterable[Require], release: str | None = None) -> tuple[int, int]:
+    """The PTX ISA version a list of requirements needs ((1, 0) when none), as ptxas
+    ``release`` (None: the newest) has them."""
+    return max([t for k, t, _ in for_release(requires, release)
+                if k == "version" and isinstance(t, tuple)], default=(1, 0))
+
+
+def min_sm(requires: Iterable[Require], release: str | None = None) -> int:
     """The sm target a list of requirements needs (10 when none)."""
-    return max([t for k, t, _ in requires if k == "target" and isinstance(t, int)], default=10)
+    return max([t for k, t, _ in for_release(requires, release)
+                if k == "target" and isinstance(t, int)], default=10)
 
 
 @dataclass(frozen=True)

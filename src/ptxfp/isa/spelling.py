@@ -18,6 +18,7 @@ from ..core import types
 from ..errors import SpellingError
 from . import mma as _mma
 from .mma_form import MmaForm
+from .cvt_small import UNDEFINED_NUMERICS
 from .rows import MODIFIER_ORDER, REPEATABLE, ROUNDING_TOKENS, Row, canonical_spelling
 
 __all__ = ["Instruction", "parse", "OPCODES", "mma_form", "MATRIX_OPCODES"]
@@ -273,7 +274,9 @@ def parse(spelling: str) -> Instruction:
               f"'{canonical_spelling(opcode, rnd, mods, row.types)}' is legal PTX (ptxfp.check "
               f"knows it, {row.min_ptx[0]}.{row.min_ptx[1]}, "
               f"{', '.join(row.targets) or 'sm_%d' % row.min_sm}) but ptxfp does not compute it"
-              + (" (stochastic rounding takes random bits)" if rnd == "rs" else ""))
+              + (" (stochastic rounding takes random bits)" if rnd == "rs" else "")
+              + ("".join(f" (the PTX ISA manual does not define the values of .{t})"
+                         for t in row.types if t in UNDEFINED_NUMERICS)))
     default = fam.default_rounding if row.roundings else None
     return Instruction(
         opcode=opcode, dtype=row.dtype, atype=row.atype, rounding=rnd or default,

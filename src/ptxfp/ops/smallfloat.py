@@ -20,8 +20,13 @@ docs/semantics.md "Small-float cvt"):
   then is the ue8m0 code plus one (its code 0 is the core's "zero", which ue8m0 does not have:
   values below 2**-127 give code 0 = 2**-127, as the exponent field of the source does).  A
   rounded overflow (or an infinity) is 0xFF (NaN) unless .satfinite clamps it to 0xFE (2**127).
-- widening (f16x2 from fp8/fp6/fp4, bf16x2 from ue8m0) is exact: the value decoded and
-  packed by the same core.  The two high bits of a 6-bit lane's byte are not read.
+- widening (f16x2 from fp8/fp6/fp4, bf16x2 from fp8/fp6/fp4 and ue8m0) is exact: the value
+  decoded and packed by the same core.  The two high bits of a 6-bit lane's byte are not read.
+  ``.satfinite`` on a widening into .bf16x2 (PTX 9.2) is the manual's rule for it: an infinity
+  (e5m2's) becomes the largest finite bf16 of its sign, a NaN stays the canonical NaN.
+- a .bf16x2 source (PTX 9.1) is two bf16 lanes, each exact in float64, narrowed as an .f16x2
+  source is; ``.rz`` (sm_107a/f) is the rounding core's round toward zero, ``.satfinite``
+  then clamping as with .rn.
 - ``.rs``: the random bits are added to the discarded bits of the magnitude, aligned to the
   top of them; a carry out rounds away from zero, no carry truncates (``rounding.rs_away``:
   the magnitude rounded toward zero, plus one unit on a carry).  Which bits of ``rbits`` feed
@@ -206,11 +211,14 @@ def _build_narrow(NSRC, SE, SM, SLANES, SC, P, EMIN, EMAX, MAXF, WIDTH, UE8M0, C
 
 
 def _fill_widen_table_py(T, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED, P, EMIN, EMAX,  # type: ignore[no-untyped-def]  # noqa: E501
-                         DWIDTH, relu, relu_mz, nan_bits):
-    """``T[h]``: small-format code ``h`` widened exactly into an f16/bf16 lane (DWIDTH bits)."""
+                         DWIDTH, relu, relu_mz, nan_bits, satfinite, MAXF):
+    """``T[h]``: small-format code ``h`` widened exactly into an f16/bf16 lane (DWIDTH bits);
+    ``satfinite``: an infinity becomes the largest finite value ``MAXF`` of its sign."""
     for h in range(T.size):
         x = decode_small(h, EBITS, MBITS, BIAS, NAN_KIND, HAS_INF, SIGNED)
         mag, sign, is_nan = round_pack(x, P, EMIN, EMAX, RN, TINY_AFTER)
+        if satfinite and not is_nan:
+            mag = min(mag, MAXF)
         T[h] = nvidia.finish(mag, sign, is_nan, P, DWIDTH, 0, False, False, relu, False,
                              relu_mz, nan_bits)
 
@@ -242,7 +250,8 @@ _tables: dict[tuple[Any, ...], tuple[NDArray[np.uint32], NDArray[np.uint32]]] = 
 def _widen_tables(key: tuple[Any, ...]) -> tuple[NDArray[np.uint32], NDArray[np.uint32]]:
     """The (high byte, low byte) tables of ``_lookup`` for ``key`` = (container bits C, the
     source format's decode constants, the destination's P, EMIN, EMAX, width, relu, relu_mz,
-    nan_bits): the f16x2/bf16x2 result of an x2 word of 2C bits is hi[w >> 8] | lo[w & 0xFF]."""
+    nan_bits, satfinite, its largest finite value): the f16x2/bf16x2 result of an x2 word of
+    2C bits is hi[w >> 8] | lo[w & 0xFF]."""
     t = _tables.get(key)
     if t is not None:
         return t
@@ -323,7 +332,8 @@ def convert(ins: Instruction, *operands: Any, out: NDArray[Any] | None = None) -
                                   bool(f.has_inf), int(f.signed), dfmt.precision, dfmt.emin,
                                   dfmt.emax, dfmt.width, bool(ins.relu),
                                   bool(pol.value("relu_minus_zero_to_plus", str(ins))),
-                                  pol.canonical_nan(dfmt.name, str(ins))))
+                                  pol.canonical_nan(dfmt.name, str(ins)),
+                                  bool(ins.satfinite), dfmt.max_finite))
             a = flat[0]
             split(lambda i, j: _lookup(a, hi, lo, res, i, j), size)
         else:

@@ -1,4 +1,5 @@
-"""``check(text)``: what ptxas 13.0 would say about the instructions ptxfp models.
+"""``check(text)``: what ptxas 13.5 (or an older release, ``ptxas="13.0"``) would say about
+the instructions ptxfp models.
 
 The checker reads PTX text (a bare spelling, a snippet, or a module; see reader.py) and, for
 every instruction in ptxfp's model, decides what ptxas decides:
@@ -10,7 +11,10 @@ every instruction in ptxfp's model, decides what ptxas decides:
   ``ptxfp.convert`` parses and computes;
 * for both, the requirements (with ptxas' messages) and the operands' classes are the row's own
   (``Row.requires``, ``Row.operands``);
-* the .version/.target pair, unknown versions and targets (tables below, from ptxas 13.0);
+* the .version/.target pair, unknown versions and targets: per ptxas release, CUDA 12.0-13.5
+  (releases.py; 13.0 and 13.5 measured), and the requirements of a row that differ between
+  releases (``rows.per_release``: cvt.rn.satfinite.e2m1x2.f16x2 needs PTX 8.6 in 13.0, 9.1
+  in 13.5) as that release has them;
 * operands (in snippets and modules): count, vector operands, register types and immediates
   per operand (tables below, measured with ptxas), undeclared registers.
 
@@ -21,7 +25,9 @@ no instruction of that name at all (``fmaa``, ``ADD``: the opcode vocabulary of 
 a token after the name is no modifier ptxas knows after that name (``bar.syncx``: "Unknown
 modifier '.syncx'", the modifier vocabulary of modifiers.py).
 
-All tables were measured with ptxas 13.0 (tools/ptxas_probe.py, tests/data/ptxas).
+All tables were measured with ptxas 13.0 and 13.5 (tools/ptxas_probe.py, tests/data/ptxas and
+tests/data/ptxas/13.5; tests/test_check_releases.py holds check() to 13.5's records, with no
+spelling differing).
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
-from ..isa.rows import only_targets
+from ..isa.rows import for_release, only_targets
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
@@ -247,6 +253,9 @@ class Verdict:
 
 #: the (dst, src) type pairs of the small-float cvt rows (isa/cvt_small.py)
 _SMALL_PAIRS = frozenset(isa.cvt_small.PAIRS)
+#: the small-float types of those rows: a cvt naming one is judged here whatever the other
+#: type (ptxas: "Unexpected instruction types" for .s2f6x2.f16x2)
+_SMALL_TYPES = frozenset(t for p in _SMALL_PAIRS for t in p) - {"f32", "f16x2", "bf16x2"}
 
 
 def _family(toks):
@@ -266,7 +275,7 @@ def _family(toks):
     if op in MINMAX_OPCODES:
         return "minmax" if any(t in HALF_TYPES for t in types) else None
     if op == "cvt":
-        if not types or tuple(types) in _SMALL_PAIRS:
+        if not types or tuple(types) in _SMALL_PAIRS or _SMALL_TYPES & set(types):
             return "cvt"
         if not all(t in HALF_TYPES or t == "f32" for t in types):
             return None
@@ -581,11 +590,13 @@ def _check_parsed(spelling):
                    ins.row.targets_message, (), ins)
 
 
-def requirement_messages(verdict, version, target):
-    """[(rule, message)] for what (version, target) lacks; either may be None (unchecked)."""
+def requirement_messages(verdict, version, target, release=None):
+    """[(rule, message)] for what (version, target) lacks; either may be None (unchecked);
+    ``release``: the ptxas release whose requirements count ('13.0'; None: the newest, as
+    check() defaults to)."""
     out = []
     sm = target_sm(target) if target else None
-    for kind, thr, msg in verdict.requires:
+    for kind, thr, msg in for_release(verdict.requires, release):
         if kind == "version" and version is not None and version < thr:
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
@@ -598,7 +609,9 @@ def requirement_messages(verdict, version, target):
                 and sm == target_sm(kind.split("@")[1]) and version < thr:
             # a version that one target needs (fp8 cvt on sm_89: PTX 8.1)
             out.append(("min-version", msg))
-    if verdict.targets and target is not None and target not in verdict.targets:
+    if verdict.targets and target is not None and target not in verdict.targets and not any(
+            rule == "target-unsupported" for rule, _ in out):
+        # (a row whose 'only:' requirements already said it: cvt .rz, its targets theirs)
         out.append(("target-unsupported", verdict.targets_message.format(target=target)))
     return out
 
@@ -753,7 +766,7 @@ class _Checker:
                 self.add("error", ins.line, ins.col, msg, rule, msg)
             if v.errors:
                 return
-            for rule, msg in requirement_messages(v, self.version, self.target):
+            for rule, msg in requirement_messages(v, self.version, self.target, self.release.name):
                 self.add("error", ins.line, ins.col, msg, rule, msg)
             self.add("info", ins.line, ins.col,
                      f"'{ins.opcode_spelling}' is not computed by ptxfp (its spelling and "
@@ -778,7 +791,7 @@ class _Checker:
             self.add("error", ins.line, ins.col, msg, rule, msg)
         if v.errors:
             return
-        for rule, msg in requirement_messages(v, self.version, self.target):
+        for rule, msg in requirement_messages(v, self.version, self.target, self.release.name):
             self.add("error", ins.line, ins.col, msg, rule, msg)
         form = v.form
         if (v.family == "arith" and form is not None
