@@ -239,7 +239,7 @@ def test_cli_lists_the_matrix_forms(capsys):
     assert all(r["min_target"] == "sm_90a" for r in rows)
     rc, out, _ = _cli(capsys, "list", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32")
     lines = out.splitlines()
-    assert rc == 0 and lines[1].split()[1:3] == ["7.0", "sm_80"] and lines[-1] == "1 forms"
+    assert rc == 0 and lines[1].split()[1:3] == ["7.0", "sm_80"] and lines[-1] == "1 form"
     rc, out, _ = _cli(capsys, "list", "tcgen05*kind::mxf4nvf4*", "--json")
     assert rc == 0 and {r["min_target"] for r in json.loads(out)} == {"sm_100a"}
     rc, out, _ = _cli(capsys, "list", "mma.sync.aligned.m8n8k4.col.row.f32.f16.f16.f32", "--json")

@@ -540,6 +540,8 @@ def cmd_check(args, out):
             continue
         if d.rule == "unmodeled" and not every:
             continue
+        if d.rule in ("contract", "sfu-model") and args.verbose < 1:
+            continue               # what ptxas fuses, which SFU primitive is assumed: with -v
         where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
         out.write(f"{where} {d.severity}: {_cli_words(d.message)} [{d.rule}]\n")
     if args.errors_only:
@@ -1255,7 +1257,8 @@ def build_parser():
     c.add_argument("-q", "--errors-only", action="store_true",
                    help="print the errors only, no summary")
     c.add_argument("-v", "--verbose", action="count", default=0,
-                   help="-v: count the instructions not modeled per name; -vv: one line each")
+                   help="-v: the pairs ptxas fuses, the SFU primitives assumed on the target and "
+                   "the count of instructions not modeled per name; -vv: one line each")
     c.set_defaults(fn=cmd_check)
 
     r = sub.add_parser("run", help="run PTX over threads and print the registers",

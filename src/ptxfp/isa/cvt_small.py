@@ -185,9 +185,9 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
         # off its targets ptxas names the form's own targets too (sm_107f for .s2f6x2)
         # (the row's targets are where both hold: the harness reads them)
         rz_msg = f"Instruction 'cvt with .{d}.{s}.rz' not supported on .target '{{target}}'"
-        base = (only(r.targets_message, r.targets),) if r.targets else ()
+        own = (only(r.targets_message, r.targets),) if r.targets else ()
         row(d, s, ("rz",), r.modifiers, r.required, [(o.name, o.type) for o in r.operands[1:]],
-            r.requires + base + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4))),
+            r.requires + own + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4))),
             targets, rz_msg)
     return rows
 
