@@ -119,7 +119,8 @@ def test_the_default_policy_runs_the_fused_kernel():
 @pytest.mark.parametrize("spelling", SPELLINGS)
 def test_fused_equals_composition(spelling):
     for what, ops in operand_sets(spelling, 40_000):
-        _assert_same(spelling, what, ops, ptxfp.execute(spelling, *ops), composition(spelling, *ops))
+        _assert_same(spelling, what, ops, ptxfp.execute(spelling, *ops),
+                     composition(spelling, *ops))
 
 
 @needs_fused

@@ -97,7 +97,7 @@ def _as_f16_key(ins: Instruction, pol: policy.Policy) -> Any:
             or not _is_nan32(pol.canonical_nan("f32", fma_sp))):
         return None
     narrow_sp = str(parse("cvt.rn.f16.f32"))
-    return kernels.AsF16(mode=MODES[ins.rounding],
+    return kernels.AsF16(mode=MODES[ins.rounding or "rn"],
                          nan_bits=pol.canonical_nan("f16", narrow_sp))
 
 
