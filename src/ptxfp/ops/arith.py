@@ -77,9 +77,34 @@ def _f16_composition(ins: Instruction) -> Any:
     return run
 
 
+def _is_nan32(bits: int) -> bool:
+    return (bits & 0x7FFFFFFF) > 0x7F800000
+
+
+def _as_f16_key(ins: Instruction, pol: policy.Policy) -> Any:
+    """The ``kernels.AsF16`` of the scalar undocumented bf16 fma ``ins`` computed as compiled,
+    whose fused kernel gives the bits of ``_f16_composition`` under ``pol``; None where the
+    composition must run: the fused kernel is off (``kernels.as_f16_ok``), or a NaN could stop
+    being a NaN inside it (a policy whose canonical binary32 NaN of ``cvt.f32.f16`` or of
+    ``fma.<mode>.f32`` is not a NaN: the fused kernel keeps NaNs as NaNs)."""
+    if not kernels.as_f16_ok():
+        return None
+    widen_sp = str(parse("cvt.f32.f16"))
+    fma_sp = str(parse(f"fma.{ins.rounding}.f32"))
+    widen_nan = pol.value("widen_nan", widen_sp)
+    if ((widen_nan == policy.WIDEN_CANONICAL
+         and not _is_nan32(pol.canonical_nan("f32", widen_sp)))
+            or not _is_nan32(pol.canonical_nan("f32", fma_sp))):
+        return None
+    narrow_sp = str(parse("cvt.rn.f16.f32"))
+    return kernels.AsF16(mode=MODES[ins.rounding or "rn"],
+                         nan_bits=pol.canonical_nan("f16", narrow_sp))
+
+
 def _launch(spec: Any, kernel: Any, a: NDArray[Any], b: NDArray[Any], c: NDArray[Any],
             out: NDArray[Any], n: int) -> None:
-    """Run a form's kernel (``spec`` None: a composition, ``_f16_composition``)."""
+    """Run a form's kernel (``spec`` None: a composition, ``_f16_composition``; a
+    ``kernels.AsF16``: its fused kernel)."""
     if spec is None:
         kernel(a, b, c, out, n)
     else:
@@ -117,7 +142,9 @@ class _Form:
         if st is None or st[0] is not pol:
             ins = self.ins
             if ins.lanes == 1 and _as_compiled(ins, pol, str(ins)):
-                st = self.state = (pol, None, _f16_composition(ins))
+                key = _as_f16_key(ins, pol)
+                st = self.state = ((pol, None, _f16_composition(ins)) if key is None
+                                   else (pol, key, kernels.as_f16_kernel(key)))
             else:
                 spec = kernel_spec(ins, pol)
                 kern = f32.kernel_for(spec) if f32.handles(spec) else kernels.kernel_for(spec)
@@ -163,7 +190,7 @@ class _Form:
         ops, res = self.buffers()
         spec, kernel = self.kernel()
         o = self.order
-        kernels.run_with(kernel, spec, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
+        _launch(spec, kernel, ops[o[0]], ops[o[1]], ops[o[2]], res, 1)
         return fres[0]
 
 

@@ -372,6 +372,84 @@ def _build32(spec):
 
 _kernels = {}
 _lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class AsF16:
+    """What selects the kernel of a scalar ``fma.<mode>{.oob}{.relu}.bf16`` as ptxas 13.0
+    compiles it (``as_f16_kernel``); ``lanes`` as a Spec's, for ``run_with``."""
+    mode: int           # the spelling's rounding mode (the f32 fma's)
+    nan_bits: int       # the canonical NaN of cvt.rn.f16.f32 (policy)
+    lanes: int = 1
+
+
+#: Lanes per chunk of the ``as_f16_kernel`` (its binary32 buffer, 4 KB, stays in L1).
+AS_F16_CHUNK = 1024
+
+
+def as_f16_ok():
+    """Can ``as_f16_kernel`` run here?  It needs the SSE control register (the fma's mode)
+    and F16C (the f16 conversions); ``PTXFP_REFERENCE=1`` turns it off too (the composition
+    of the three forms runs instead: arith._f16_composition)."""
+    return FAST and X86 and HAVE_F16C
+
+
+def as_f16_kernel(key):
+    """The kernel of the scalar undocumented bf16 fma as ptxas 13.0 compiles it, fused:
+    ``cvt.rn.f16.f32(fma.<mode>.f32(cvt.f32.f16(a), cvt.f32.f16(b), cvt.f32.f16(c)))``
+    (docs/ptxas-findings.md, docs/semantics.md), ``key`` an ``AsF16``.
+
+    The three widenings are exact (F16C), and every f16 product is an exact binary32 of at
+    least 2**-48 in magnitude, so every value the fma sees or makes is a binary32 normal, zero,
+    infinity or NaN: the hardware's binary32 fma, with the SSE control register's rounding
+    control set to the mode, is ``fma.<mode>.f32``'s one rounding (IEEE 754's sign of an exact
+    zero included), and no flag or subnormal arises.  Its result is rounded to f16 to nearest
+    (F16C, in the default environment) and a NaN becomes ``nan_bits``.  ``.oob`` and ``.relu``
+    are dropped, as ptxas drops them.  Two loops a chunk, each under its own control register,
+    the first writing the binary32 sums to a buffer.  The caller (arith._Form.kernel) uses it
+    only where the policy's binary32 NaNs of the two inner forms are NaNs, so that a NaN stays a
+    NaN through them, as in the composition."""
+    k = _kernels.get(key)
+    if k is not None:
+        return k
+    CSR = MXCSR_DEFAULT | (MXCSR_RC[key.mode] << 13)
+    NAN_BITS = key.nan_bits
+    CHUNK = AS_F16_CHUNK
+    P, WIDTH, ONE = F16.precision, F16.width, F16.one
+
+    def as_f16(a, b, c, out, start, stop):
+        a = a[start:stop]
+        b = b[start:stop]
+        c = c[start:stop]
+        o = out[start:stop]
+        v = np.empty(CHUNK, np.float32)
+        env = fpenv_set(np.int32(MXCSR_DEFAULT))
+        for s in range(0, o.size, CHUNK):
+            n = min(CHUNK, o.size - s)
+            ab = a[s:s + n]
+            bb = b[s:s + n]
+            cb = c[s:s + n]
+            ob = o[s:s + n]
+            vb = v[:n]
+            fpenv_set(np.int32(CSR))
+            for i in range(n):
+                vb[i] = fma32(decode32(ab[i], 5, 10, False), decode32(bb[i], 5, 10, False),
+                              decode32(cb[i], 5, 10, False))
+            fpenv_set(np.int32(MXCSR_DEFAULT))
+            for i in range(n):
+                mag, sign, is_nan = round_pack32(vb[i], 5, RN, TINY_AFTER)
+                ob[i] = nvidia.finish(mag, sign, is_nan, P, WIDTH, ONE, False, False, False,
+                                      False, False, NAN_BITS)
+        fpenv_leave(env)
+
+    with _lock:
+        k = _kernels.get(key)
+        if k is None:
+            k = _kernels[key] = jit_cached(as_f16, ("as_f16", key), nogil=True)
+            _parallel_min[key] = PARALLEL_MIN_FAST
+    return k
+
+
 _LITTLE = sys.byteorder == "little"
 
 
