@@ -35,7 +35,9 @@ PTXAS = shutil.which("ptxas")
 
 #: policy fields of the forms the GPU harness does not run yet (families with harness=False:
 #: the .f64 arithmetic of the interpreter's instruction set); the harness probes every other
-NOT_IN_HARNESS = frozenset({"canonical_nan_f64"})
+#: the tensor-core readings (mma_model, mma_f64_nan), which gpu_mma.npz's vectors settle, and
+#: ``contract``, a property of whole programs (ptxas' SASS decides it: tests/test_contract.py)
+NOT_IN_HARNESS = frozenset({"canonical_nan_f64", "mma_model", "mma_f64_nan", "contract"})
 
 
 def _all_kernels():

@@ -52,7 +52,7 @@ from ..isa.spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
 from .releases import release as _release
-from .reader import Addr, Imm, PtxSyntaxError, Vec, read, undeclared_registers
+from .reader import Addr, Imm, PtxSyntaxError, Vec, range_hint, read, undeclared_registers
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
            "requirement_messages", "KNOWN_VERSIONS", "TARGET_MIN_VERSION", "RULES"]
@@ -904,14 +904,7 @@ class _Checker:
             close = []
         close = close or difflib.get_close_matches(name, pool, n=1, cutoff=0.5)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
-        m = re.fullmatch(r"(.*?)(\d+)", name)
-        if m:                            # %h7 past .reg %h<4>: say the range
-            ranges = [(c, d) for pre, c, d in p.registers.entries()
-                      if pre == m.group(1) and c is not None]
-            if ranges:
-                c, d = max(ranges, key=lambda r: r[0])
-                hint = (f" (.reg .{d.type} {m.group(1)}<{c}> declares {m.group(1)}0 to "
-                        f"{m.group(1)}{c - 1})")
+        hint = range_hint(p, name) or hint          # %h7 past .reg %h<4>: say the range
         msg = f"Unknown symbol '{name}'"
         self.add(severity, line, col, msg + hint, "undeclared", msg)
         return None

@@ -465,8 +465,23 @@ def name_errors(prog):
     if prog.kind == "module":
         for ins in prog.statements:
             for r in undeclared_registers(prog, ins):
-                out.append((r.line or ins.line, r.col or ins.col, f"Unknown symbol '{r.name}'"))
+                out.append((r.line or ins.line, r.col or ins.col,
+                            f"Unknown symbol '{r.name}'{range_hint(prog, r.name)}"))
     return sorted(out)
+
+
+def range_hint(prog, name):
+    """' (.reg .b16 %h<4> declares %h0 to %h3)' for a register past the range its prefix
+    declares (the widest such range), else ''."""
+    m = re.fullmatch(r"(.*?)(\d+)", name)
+    if not m:
+        return ""
+    ranges = [(c, d) for pre, c, d in prog.registers.entries()
+              if pre == m.group(1) and c is not None]
+    if not ranges:
+        return ""
+    c, d = max(ranges, key=lambda r: r[0])
+    return f" (.reg .{d.type} {m.group(1)}<{c}> declares {m.group(1)}0 to {m.group(1)}{c - 1})"
 
 
 # ---------------------------------------------------------------------------------------------
