@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import UninitializedRegister
+from ....errors import InterpError, UninitializedRegister
 from ...reader import Addr, Vec
 from ..base import (WIDTH, _DTYPE, _SIGNED, _bad, _from_le, _nops, _to_le, _types_of,
                     _unsupported)
 from ..operands import _dst, _src
 from ..program import _Step
 from ..state import _locate
+from .params import generic_param
 from .row import _row_fn
+from ..param_space import locate as param_locate
 
 
 _SPACES = ("global", "param", "shared", "local", "const", "generic")
@@ -66,6 +68,11 @@ def _c_ldst(prog, ins):
         if addr.base is None:
             raise _bad(ins, "ld.param needs [parameter] or [parameter+offset]", addr)
         pname = addr.base.name
+        pd = prog.prog.lookup(pname.split("@")[0], ins)
+        if pname not in prog.params and (pname in prog.width or (
+                pd is not None and pd.space == "reg")):
+            from .params import _c_ld_param_reg        # [%rd+imm]: through a register
+            return _c_ld_param_reg(prog, ins, addr, items, t, vec)
         p = prog.params.get(pname)
         if p is None and prog.function is not None:
             raise _bad(ins, f"'{pname}' is not a parameter of '{prog.function.name}'", addr)
@@ -107,9 +114,18 @@ def _c_ldst(prog, ins):
 
     edt = np.dtype(_DTYPE[max(w, 8)]).newbyteorder("<")
 
+    generic = space == "generic"
+
     def run(st):
         m = st.mask
-        buf, idx = _locate(st, space, base(st) + off, m, total, spelling, where, ipos)
+        a = base(st) + off
+        if generic and generic_param(st, a, m, spelling, where):
+            if store:
+                raise InterpError(f"'{spelling}': a kernel's parameters are read-only",
+                                  *where, rule="address")
+            buf, idx = param_locate(st, a, m, total, spelling, where)
+        else:
+            buf, idx = _locate(st, space, a, m, total, spelling, where, ipos)
         # the accesses are aligned: the memory as little-endian words of the element size
         words = buf[:buf.size // nbytes * nbytes].view(edt)
         wi = idx // nbytes
@@ -170,8 +186,13 @@ def _zeros_of(st):
 def _c_cvta(prog, ins):
     types = _types_of(ins)
     sfx = ins.suffixes
+    if "param" in sfx and len(types) == 1 and types[0] in ("u64", "u32"):
+        _nops(ins, 2)
+        from .params import _c_cvta_param
+        return _c_cvta_param(prog, ins, types[0])
     if "global" not in sfx or len(types) != 1 or types[0] not in ("u64", "u32"):
-        raise _unsupported(ins, "only cvta(.to).global.u64/.u32 is modeled (the identity)")
+        raise _unsupported(ins, "only cvta(.to).global.u64/.u32 and cvta(.to).param are "
+                                "modeled (the identity)")
     _nops(ins, 2)
     t = types[0]
     reads, writes = [], []

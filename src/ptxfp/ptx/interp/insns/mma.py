@@ -17,9 +17,8 @@ def _c_mma(prog, ins):
     the fragment layouts (ptxfp.tensor.fragments), D = ptxfp.mma(form, A, B, C) at the
     module's target, scattered back into the warp's d registers."""
     if ins.opcode != "mma" or "sync" not in ins.suffixes:
-        raise _unsupported(ins, "the warp-group (wgmma) and wmma instructions are not wired "
-                                "into the interpreter (ptxfp.mma computes them from whole "
-                                "matrices)")
+        raise _unsupported(ins, "wmma is not wired into the interpreter (ptxfp.mma computes "
+                                "it from whole matrices)")
     try:
         import importlib
         fr = importlib.import_module("ptxfp.tensor.fragments")
@@ -77,4 +76,4 @@ def _c_mma(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
-COMPILERS = {"mma": _c_mma, "wmma": _c_mma, "wgmma": _c_mma}
+COMPILERS = {"mma": _c_mma, "wmma": _c_mma}

@@ -1,0 +1,28 @@
+"""The sm_90a data path's compilers gathered for ``insns/__init__``: the families with
+opcodes of their own (wgmma, mbarrier, elect, setmaxnreg, griddepcontrol, mapa), and the
+sm_90a forms of opcodes other families own (``cp.async.bulk``, ``fence.proxy.async``,
+``prefetch.tensormap``, ``barrier.cluster``), each tried first and handing every other
+form to the family's compiler."""
+
+from __future__ import annotations
+
+from . import wgmma
+
+FAMILIES = (wgmma,)
+
+#: opcode -> compile function returning a step, or None for a form it does not take
+WRAPS: dict = {}
+
+#: compilers of instructions the engine runs itself, never a row of the table
+OWN = frozenset((wgmma._c_wgmma,))
+
+
+def wrap(first, inner):
+    """A compiler that tries `first` and hands the statement to `inner` when it returns
+    None."""
+    def compile(prog, ins):
+        step = first(prog, ins)
+        return inner(prog, ins) if step is None else step
+    compile.inner = inner
+    compile.__name__ = f"{first.__name__}|{inner.__name__}"
+    return compile
