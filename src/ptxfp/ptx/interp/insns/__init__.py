@@ -78,9 +78,8 @@ for _family in (mma, barrier, warp, mem, _float, _int, move, control, cp_async, 
     _COMPILERS.update(_family.COMPILERS)
 # the sm_90a data path (insns/hopper.py): its opcodes, and the forms of shared opcodes (cp,
 # fence, prefetch ...) it adds, which it hands to the family's compiler otherwise
-for _family in _hopper.FAMILIES:
-    assert not set(_family.COMPILERS) & set(_COMPILERS), _family.__name__
-    _COMPILERS.update(_family.COMPILERS)
+assert not set(_hopper.COMPILERS) & set(_COMPILERS)
+_COMPILERS.update(_hopper.COMPILERS)
 
 
 #: compilers of instructions the engine runs itself, whatever rows the table has for them

@@ -6,15 +6,16 @@ form to the family's compiler."""
 
 from __future__ import annotations
 
-from . import wgmma
+from .wgmma import COMPILERS as _WGMMA, _c_wgmma
 
-FAMILIES = (wgmma,)
+#: opcode -> compile function of the opcodes the sm_90a path owns
+COMPILERS = {**_WGMMA}
 
 #: opcode -> compile function returning a step, or None for a form it does not take
 WRAPS: dict = {}
 
 #: compilers of instructions the engine runs itself, never a row of the table
-OWN = frozenset((wgmma._c_wgmma,))
+OWN = frozenset((_c_wgmma,))
 
 
 def wrap(first, inner):

@@ -43,12 +43,15 @@ def _c_cvta_param(prog, ins, t):
 
 def _c_ld_param_reg(prog, ins, addr, items, t, vec):
     """ld.param{.v2,.v4}.T d, [%rd+imm]: from the parameter buffer at a register's address."""
-    from .mem import _address
     reads, writes = [], []
     for p in prog.params:                         # every parameter may be read through it
         off, size = layout(prog)[0][p]
         prog.param_type.setdefault(p, (prog.params[p].type, size, ins.line, ins.col))
-    base = _address(prog, ins, addr, "param", reads)
+    b = addr.base
+    r = _src(prog, ins, b, "u64" if prog.width.get(b.name, 64) == 64 else "u32", reads)
+
+    def base(st):
+        return r(st).astype(np.int64)
     outs = [_dst(prog, ins, o, t, writes) for o in items]
     w = WIDTH[t]
     nbytes = max(w // 8, 1)
