@@ -303,3 +303,91 @@ def test_triton_sm90a_matmul_is_ptxfp_matmul(name, K):
     C, A, B, inst = _triton_mm(name, 128, 64, K)
     want = np.asarray(ptxfp.matmul(A, B, instruction=inst, target="sm_90a"), np.float32)
     assert np.array_equal(C, want.view(np.uint32))
+
+
+# ---------------------------------------------------------------------------------------------
+# mbarrier: the manual's phase rules (9.7.13.15)
+
+PRODUCER_CONSUMER = """
+.shared .align 8 .b64 bar;
+.reg .b32 %r<10>; .reg .b64 %rd<4>; .reg .pred %p<4>;
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, bar;
+setp.eq.u32 %p1, %r1, 0;
+@%p1 mbarrier.init.shared::cta.b64 [%r2], 32;
+bar.sync 0;
+setp.lt.u32 %p2, %r1, 32;
+@%p2 bra CONSUMER;
+mov.u32 %r5, 77;
+mbarrier.arrive.shared::cta.b64 %rd1, [%r2];
+bra DONE;
+CONSUMER:
+mov.u32 %r6, 0;
+WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], %r6;
+@!%p3 bra WAIT;
+mov.u32 %r5, 11;
+DONE:
+elect.sync %r7|%p3, 0xffffffff;
+"""
+
+
+def test_mbarrier_consumer_sleeps_until_the_producer_arrives():
+    r = ptxfp.run(PRODUCER_CONSUMER, block=64)
+    assert list(r["%r5"][:32]) == [11] * 32 and list(r["%r5"][32:]) == [77] * 32
+    assert list(r["%rd1"][32:34]) == [0, 0]                  # the phase they arrived in
+    assert int(r["%r7"][40]) == 0 and bool(r["%p3"][32]) and not r["%p3"][33]
+
+
+def test_mbarrier_that_never_completes_is_one_line():
+    with pytest.raises(InterpError, match=r"mbarrier at \.shared 0x0 of block \(0, 0, 0\) "
+                                          r"never completes \(parity 0 .* phase 0 with 1 of 33 "
+                                          r"arrivals pending .*: 32 threads wait here"):
+        ptxfp.run(PRODUCER_CONSUMER.replace("], 32;", "], 33;"), block=64)
+
+
+PHASES = """
+.shared .align 8 .b64 bar;
+.reg .b32 %r<10>; .reg .b64 %rd<8>; .reg .pred %p<12>;
+mov.u32 %r2, bar;
+mbarrier.init.shared.b64 [%r2], 2;
+mbarrier.arrive.expect_tx.shared.b64 %rd1, [%r2], 64;
+mbarrier.test_wait.shared.b64 %p1, [%r2], %rd1;
+mbarrier.arrive.shared.b64 %rd2, [%r2];
+mbarrier.test_wait.shared.b64 %p2, [%r2], %rd1;
+mbarrier.complete_tx.shared.b64 [%r2], 48;
+mbarrier.test_wait.parity.shared.b64 %p3, [%r2], 0;
+mbarrier.complete_tx.shared.b64 [%r2], 16;
+mbarrier.test_wait.shared.b64 %p4, [%r2], %rd1;
+mbarrier.test_wait.parity.shared.b64 %p5, [%r2], 0;
+mbarrier.test_wait.parity.shared.b64 %p6, [%r2], 1;
+mbarrier.expect_tx.shared.b64 [%r2], 8;
+mbarrier.arrive.shared.b64 %rd3, [%r2], 2;
+mbarrier.complete_tx.shared.b64 [%r2], 8;
+mbarrier.try_wait.shared.b64 %p7, [%r2], %rd3;
+mbarrier.test_wait.parity.shared.b64 %p8, [%r2], 1;
+mbarrier.inval.shared.b64 [%r2];
+"""
+
+
+def test_mbarrier_phase_and_tx_count():
+    """Phase 0 needs 2 arrivals and 64 bytes: after both arrivals it is still open (tx 16
+    left), complete once the last 16 bytes land; phase 1 takes an arrive of count 2."""
+    r = ptxfp.run(PHASES, threads=1)
+    got = [bool(r[f"%p{i}"][0]) for i in range(1, 9)]
+    assert got == [False, False, False, True, True, False, True, True]
+    assert int(r["%rd1"][0]) == int(r["%rd2"][0]) == 0 and int(r["%rd3"][0]) == 1
+
+
+def test_mbarrier_errors():
+    with pytest.raises(InterpError, match="3 arrivals on an mbarrier with 2 pending"):
+        ptxfp.run(PHASES.replace("[%r2], 2;\nmbarrier.complete_tx", "[%r2], 3;\n"
+                                 "mbarrier.complete_tx"), threads=1)
+    with pytest.raises(InterpError, match="no mbarrier at .shared address 0x0"):
+        ptxfp.run(PHASES.replace("mbarrier.init.shared.b64 [%r2], 2;", ""), threads=1)
+    with pytest.raises(InterpError, match="register count must be a constant 24..256"):
+        ptxfp.run("setmaxnreg.inc.sync.aligned.u32 20;", threads=1)
+    r = ptxfp.run("setmaxnreg.dec.sync.aligned.u32 40;\ngriddepcontrol.wait;\n"
+                  "griddepcontrol.launch_dependents;\nfence.proxy.async.shared::cta;\n"
+                  "fence.mbarrier_init.release.cluster;\nmov.u32 %r1, 1;", threads=32)
+    assert int(r["%r1"][0]) == 1

@@ -6,16 +6,17 @@ form to the family's compiler."""
 
 from __future__ import annotations
 
+from .mbarrier import COMPILERS as _MBARRIER
 from .wgmma import COMPILERS as _WGMMA, _c_wgmma
 
 #: opcode -> compile function of the opcodes the sm_90a path owns
-COMPILERS = {**_WGMMA}
+COMPILERS = {**_WGMMA, **_MBARRIER}
 
 #: opcode -> compile function returning a step, or None for a form it does not take
 WRAPS: dict = {}
 
 #: compilers of instructions the engine runs itself, never a row of the table
-OWN = frozenset((_c_wgmma,))
+OWN = frozenset((_c_wgmma, *_MBARRIER.values()))
 
 
 def wrap(first, inner):
