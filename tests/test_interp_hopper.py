@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ptxfp
-from ptxfp.ptx.interp import MEMORY_KEY, InterpError
+from ptxfp.ptx.interp import MEMORY_KEY, InterpError, prepare
 
 PARAMS = """
 .version 8.0
@@ -391,3 +391,117 @@ def test_mbarrier_errors():
                   "griddepcontrol.launch_dependents;\nfence.proxy.async.shared::cta;\n"
                   "fence.mbarrier_init.release.cluster;\nmov.u32 %r1, 1;", threads=32)
     assert int(r["%r1"][0]) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# TMA: ptxfp.tensor_map and cp.async.bulk.tensor (tile mode), written out plainly
+
+TMA = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 64 .b8 k_tm[128], .param .u32 k_x, .param .u32 k_y,
+                  .param .u32 k_x2, .param .u32 k_y2)
+{
+.shared .align 1024 .b8 sm[2048];
+.shared .align 8 .b64 bar;
+.reg .b32 %r<40>; .reg .b64 %rd<10>; .reg .pred %p<4>;
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, bar;
+mov.u32 %r3, sm;
+ld.param.u32 %r4, [k_x];
+ld.param.u32 %r5, [k_y];
+setp.eq.u32 %p1, %r1, 0;
+@%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+fence.mbarrier_init.release.cluster;
+bar.sync 0;
+mov.b64 %rd1, k_tm;
+@%p1 prefetch.tensormap [%rd1];
+@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 2048;
+@%p1 cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r3], [%rd1, {%r4, %r5}], [%r2];
+mov.u32 %r6, 0;
+WAIT:
+mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], %r6;
+@!%p2 bra WAIT;
+""" + "".join(f"""shl.b32 %r10, %r1, 4;
+add.u32 %r10, %r10, {p * 512};
+add.u32 %r11, %r3, %r10;
+ld.shared.v4.u32 {{%r12, %r13, %r14, %r15}}, [%r11];
+cvt.u64.u32 %rd2, %r10;
+st.global.v4.u32 [%rd2], {{%r12, %r13, %r14, %r15}};
+""" for p in range(4)) + """
+ld.param.u32 %r7, [k_x2];
+ld.param.u32 %r8, [k_y2];
+fence.proxy.async.shared::cta;
+@%p1 cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [k_tm, {%r7, %r8}], [%r3];
+cp.async.bulk.commit_group;
+cp.async.bulk.wait_group.read 0;
+}
+"""
+
+ROWS, COLS, PITCH, GBASE = 40, 100, 208, 8192
+
+
+def _tma_run(x, y, x2, y2, swizzle):
+    rng = np.random.default_rng(3)
+    T = rng.integers(1, 65535, (ROWS, PITCH // 2), dtype=np.uint16)
+    mem = bytearray(GBASE) + bytearray(T.tobytes())
+    tm = ptxfp.tensor_map("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 2, GBASE, [COLS, ROWS], [PITCH],
+                          [64, 16], [1, 1], "CU_TENSOR_MAP_INTERLEAVE_NONE", swizzle, 0, 0)
+    sx = lambda v: v & 0xFFFFFFFF                                   # noqa: E731
+    r = ptxfp.run(TMA, {"k_tm": tm, "k_x": sx(x), "k_y": sx(y), "k_x2": sx(x2),
+                        "k_y2": sx(y2)}, memory=bytes(mem), block=32)
+    return T, np.asarray(r[MEMORY_KEY])
+
+
+@pytest.mark.parametrize("swizzle", [0, 3])
+def test_tma_load_box_swizzle_zero_fill_and_store(swizzle):
+    x, y, x2, y2 = 40, 30, -20, 1
+    T, out = _tma_run(x, y, x2, y2, swizzle)
+    box = np.zeros((16, 64), np.uint16)
+    for j1 in range(16):
+        for j0 in range(64):
+            if 0 <= y + j1 < ROWS and 0 <= x + j0 < COLS:
+                box[j1, j0] = T[y + j1, x + j0]
+    smem = np.zeros(2048, np.uint8)
+    for j1 in range(16):
+        for j0 in range(64):
+            o = (j1 * 64 + j0) * 2
+            if swizzle == 3:                                       # 128B: bits 4-6 ^= 7-9
+                o ^= ((o >> 7) & 7) << 4
+            smem[o:o + 2] = np.frombuffer(box[j1, j0].tobytes(), np.uint8)
+    assert np.array_equal(out[:2048], smem)
+    # the store puts the box back at (x2, y2), skipping elements outside the tensor
+    want = T.copy()
+    for j1 in range(16):
+        for j0 in range(64):
+            if 0 <= y2 + j1 < ROWS and 0 <= x2 + j0 < COLS:
+                want[y2 + j1, x2 + j0] = box[j1, j0]
+    got = out[GBASE:GBASE + T.nbytes].view(np.uint16).reshape(T.shape)
+    assert np.array_equal(got, want)
+
+
+def test_tensor_map_encoding_and_its_checks():
+    tm = ptxfp.tensor_map(9, 2, 0x1000, [64, 32], [128], [64, 16], [1, 1], 0, "128B", 2, 0)
+    assert len(tm) == 128 and tm[:4] == b"PXTM" and tm[5:11] == bytes([9, 2, 0, 3, 2, 0])
+    assert int.from_bytes(tm[16:24], "little") == 0x1000
+    with pytest.raises(ptxfp.errors.OperandError, match=r"box_dim\[0\]=128: the inner box "
+                                                        r"\(256 bytes\) is over the 128-byte"):
+        ptxfp.tensor_map("BFLOAT16", 2, 0, [256, 32], [512], [128, 16], [1, 1], 0, 3, 0, 0)
+    with pytest.raises(ptxfp.errors.OperandError, match=r"global_strides\[0\]=200"):
+        ptxfp.tensor_map("BFLOAT16", 2, 0, [100, 32], [200], [64, 16], [1, 1])
+    with pytest.raises(ptxfp.errors.OperandError, match="swizzle='96B'"):
+        ptxfp.tensor_map("BFLOAT16", 2, 0, [64, 32], [128], [64, 16], [1, 1], 0, "96B")
+
+
+def test_tma_errors_are_one_line():
+    bad = TMA.replace("[%r3], [%rd1, {%r4, %r5}]", "[%r3], [%rd1, {%r4}]")
+    with pytest.raises(InterpError, match=r"a \.2d copy takes 2 coordinates, got 1"):
+        prepare(bad)
+    tm = ptxfp.tensor_map("BFLOAT16", 2, 1 << 20, [COLS, ROWS], [PITCH], [64, 16], [1, 1])
+    with pytest.raises(InterpError, match=r"tensor map's element at .* is outside the"):
+        ptxfp.run(TMA, {"k_tm": tm, "k_x": 0, "k_y": 0, "k_x2": 0, "k_y2": 0},
+                  memory=bytes(4096), block=32)
+    with pytest.raises(InterpError, match="not a tensor map made by ptxfp.tensor_map"):
+        ptxfp.run(TMA, {"k_tm": bytes(128), "k_x": 0, "k_y": 0, "k_x2": 0, "k_y2": 0},
+                  memory=bytes(4096), block=32)

@@ -7,13 +7,14 @@ form to the family's compiler."""
 from __future__ import annotations
 
 from .mbarrier import COMPILERS as _MBARRIER
+from .tma import _c_bulk, _c_prefetch_tensormap
 from .wgmma import COMPILERS as _WGMMA, _c_wgmma
 
 #: opcode -> compile function of the opcodes the sm_90a path owns
 COMPILERS = {**_WGMMA, **_MBARRIER}
 
 #: opcode -> compile function returning a step, or None for a form it does not take
-WRAPS: dict = {}
+WRAPS: dict = {"cp": _c_bulk, "prefetch": _c_prefetch_tensormap}
 
 #: compilers of instructions the engine runs itself, never a row of the table
 OWN = frozenset((_c_wgmma, *_MBARRIER.values()))
