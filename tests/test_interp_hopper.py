@@ -505,3 +505,58 @@ def test_tma_errors_are_one_line():
     with pytest.raises(InterpError, match="not a tensor map made by ptxfp.tensor_map"):
         ptxfp.run(TMA, {"k_tm": bytes(128), "k_x": 0, "k_y": 0, "k_x2": 0, "k_y2": 0},
                   memory=bytes(4096), block=32)
+
+
+# ---------------------------------------------------------------------------------------------
+# clusters of one block
+
+CLUSTER = """
+.shared .align 4 .b32 s[64];
+.reg .b32 %r<20>; .reg .pred %p<4>;
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, %cluster_ctarank;
+mov.u32 %r3, %cluster_nctarank;
+mov.u32 %r4, %cluster_ctaid.x;
+mov.u32 %r5, %cluster_nctaid.x;
+mov.u32 %r6, %clusterid.x;
+mov.u32 %r7, s;
+shl.b32 %r8, %r1, 2;
+add.u32 %r8, %r7, %r8;
+mapa.shared::cluster.u32 %r9, %r8, %r2;
+setp.lt.u32 %p1, %r1, 32;
+@%p1 bra LATE;
+st.shared::cluster.u32 [%r9], %r1;
+barrier.cluster.arrive.release.aligned;
+barrier.cluster.wait.acquire.aligned;
+bra READ;
+LATE:
+st.shared::cluster.u32 [%r9], %r1;
+barrier.cluster.arrive.release.aligned;
+barrier.cluster.wait.acquire.aligned;
+READ:
+xor.b32 %r10, %r1, 63;
+shl.b32 %r10, %r10, 2;
+add.u32 %r10, %r7, %r10;
+ld.shared.u32 %r11, [%r10];
+"""
+
+
+def test_cluster_of_one():
+    r = ptxfp.run(CLUSTER, grid=3, block=64)
+    assert set(r["%r2"]) == {0} and set(r["%r3"]) == {1} and set(r["%r4"]) == {0}
+    assert set(r["%r5"]) == {1} and list(r["%r6"][::64]) == [0, 1, 2]
+    assert np.array_equal(r["%r9"], r["%r8"])
+    assert np.array_equal(r["%r11"], np.tile(63 - np.arange(64), 3))   # after the barrier
+
+
+def test_cluster_errors():
+    with pytest.raises(InterpError, match="rank 1: a cluster of one block has only rank 0"):
+        ptxfp.run(CLUSTER.replace("%r8, %r2;", "%r8, 1;"), grid=1, block=64)
+    with pytest.raises(InterpError, match="waits on the cluster barrier without arriving"):
+        ptxfp.run(CLUSTER.replace("st.shared::cluster.u32 [%r9], %r1;\n"
+                                  "barrier.cluster.arrive.release.aligned;\n", "", 1),
+                  block=64)
+    text = PARAMS.replace(".param .align 8 .b8 k_s[24])", ".param .align 8 .b8 k_s[24])\n"
+                          ".reqnctapercluster 2, 1, 1")
+    with pytest.raises(ptxfp.errors.OperandError, match="clusters of 2 x 1 x 1 blocks"):
+        ptxfp.run(text, {"k_n": 7, "k_tmap": bytes(128), "k_s": bytes(24)})

@@ -15,6 +15,7 @@ from ...errors import OperandError
 from ...limits import check_bytes, guarded, paused_gc
 from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
+from .insns.cluster import launch_rules as cluster_rules
 from .program import _Prog, _scan_reads
 from .schedule import MAX_STEPS, _execute_steps
 from .state import SHARED_LIMIT, _Geometry, _State
@@ -174,6 +175,7 @@ def _launch_rules(prog, geom):
     rules = getattr(fn, "launch", None) if fn is not None else None
     if not rules:
         return
+    cluster_rules(prog)
     b = geom.block
     req = rules.get("reqntid")
     if req is not None:

@@ -6,18 +6,20 @@ form to the family's compiler."""
 
 from __future__ import annotations
 
+from .cluster import COMPILERS as _CLUSTER, _c_barrier_cluster, _c_mov_cluster
 from .mbarrier import COMPILERS as _MBARRIER
 from .tma import _c_bulk, _c_prefetch_tensormap
 from .wgmma import COMPILERS as _WGMMA, _c_wgmma
 
 #: opcode -> compile function of the opcodes the sm_90a path owns
-COMPILERS = {**_WGMMA, **_MBARRIER}
+COMPILERS = {**_WGMMA, **_MBARRIER, **_CLUSTER}
 
 #: opcode -> compile function returning a step, or None for a form it does not take
-WRAPS: dict = {"cp": _c_bulk, "prefetch": _c_prefetch_tensormap}
+WRAPS: dict = {"cp": _c_bulk, "prefetch": _c_prefetch_tensormap,
+               "barrier": _c_barrier_cluster, "mov": _c_mov_cluster}
 
 #: compilers of instructions the engine runs itself, never a row of the table
-OWN = frozenset((_c_wgmma, *_MBARRIER.values()))
+OWN = frozenset((_c_wgmma, *_MBARRIER.values(), *_CLUSTER.values()))
 
 
 def wrap(first, inner):

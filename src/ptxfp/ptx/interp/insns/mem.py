@@ -19,9 +19,9 @@ from ..param_space import locate as param_locate
 
 _SPACES = ("global", "param", "shared", "local", "const", "generic")
 #: a state-space qualifier as spelled -> the space modeled (.shared::cta is the block's
-#: .shared; .shared::cluster, another block's, is not modeled)
+#: .shared; so is .shared::cluster, the window of a cluster of one block: insns/cluster.py)
 _SPACE_OF = {**{s: s for s in _SPACES}, "shared::cta": "shared",
-             "shared::cluster": "shared::cluster", "param::entry": "param",
+             "shared::cluster": "shared", "param::entry": "param",
              "param::func": "param"}
 
 
