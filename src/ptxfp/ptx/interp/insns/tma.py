@@ -169,7 +169,7 @@ def _c_tensor(prog, ins, rest):
     rest = [x for x in rest if x != dims[0]]
     if "im2col" in rest or "im2col_no_offs" in rest:
         raise _unsupported(ins, "the im2col mode is not modeled (tile mode is)")
-    load = rest[:2] == ["shared::cluster", "global"]
+    load = rest[:2] in (["shared::cluster", "global"], ["shared::cta", "global"])
     store = rest[:2] == ["global", "shared::cta"]
     comp = rest[2:]
     if load and not (set(comp) - _TILE_QUAL) == {"mbarrier::complete_tx::bytes"}:
@@ -177,8 +177,8 @@ def _c_tensor(prog, ins, rest):
     if store and not (set(comp) - _TILE_QUAL) == {"bulk_group"}:
         store = False
     if not (load or store):
-        raise _unsupported(ins, "cp.async.bulk.tensor takes .shared::cluster.global(.tile)"
-                                ".mbarrier::complete_tx::bytes loads and "
+        raise _unsupported(ins, "cp.async.bulk.tensor takes .shared::{cluster,cta}.global"
+                                "(.tile).mbarrier::complete_tx::bytes loads and "
                                 ".global.shared::cta(.tile).bulk_group stores")
     ops = list(ins.operands)
     reads = []
