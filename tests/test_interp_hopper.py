@@ -599,3 +599,67 @@ def test_triton_sm90a_bf16_256_cubed_speed():
     took = time.perf_counter() - t
     want = np.asarray(ptxfp.matmul(A, B, instruction=inst, target="sm_90a"), np.float32)
     assert np.array_equal(C, want.view(np.uint32)) and took < 10, took
+
+
+# ---------------------------------------------------------------------------------------------
+# our CuTe TMA + mbarrier + wgmma GEMM, compiled by nvcc 13.0 with CUTLASS's headers
+# (tools/cute_gemm_sm90a.py): the tensor maps are rebuilt with ptxfp.tensor_map from the
+# parameters CuTe gave cuTensorMapEncodeTiled
+
+@pytest.mark.parametrize("ty", ["bf16", "e4m3"])
+def test_cute_tma_wgmma_gemm_is_ptxfp_matmul(ty):
+    import ml_dtypes
+    text = (KERNELS / f"cute_gemm_{ty}_sm90a.ptx").read_text()
+    recs = [json.loads(ln) for ln in
+            (KERNELS / f"cute_gemm_{ty}_sm90a.jsonl").read_text().splitlines()]
+    maps = [r for r in recs if "map" in r]
+    args = {r["arg"]: bytes.fromhex(r["bytes"]) for r in recs if "arg" in r}
+    info = next(r for r in recs if "shared_bytes" in r)
+    M, N, K = info["M"], info["N"], info["K"]
+    dt = ml_dtypes.bfloat16 if ty == "bf16" else ml_dtypes.float8_e4m3fn
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((M, K)).astype(dt)
+    B = rng.standard_normal((N, K)).astype(dt)
+    at = {info["A"]: 0, info["B"]: A.nbytes}
+    c0 = A.nbytes + B.nbytes
+
+    def atom(name):                       # the Copy_Atom's bytes with our map in its place
+        raw = bytearray(args[name])
+        i = raw.index(b"MAP#")
+        m = maps[raw[i + 4]]
+        raw[i:i + 128] = ptxfp.tensor_map(
+            m["data_type"], m["rank"], at[m["global_address"]], m["global_dim"],
+            m["global_strides"], m["box_dim"], m["element_strides"], m["interleave"],
+            m["swizzle"], m["l2_promotion"], m["oob_fill"])
+        return bytes(raw)
+    prog = prepare(text)
+    p = list(prog.params)
+    r = ptxfp.run(prog, {p[0]: M, p[1]: N, p[2]: K, p[3]: atom("tma_a"), p[4]: atom("tma_b"),
+                         p[5]: c0, p[6]: N},
+                  memory=A.tobytes() + B.tobytes() + bytes(M * N * 4), grid=(M // 64, N // 64),
+                  block=128, shared_bytes=info["shared_bytes"])
+    C = np.frombuffer(r[MEMORY_KEY][c0:c0 + M * N * 4].tobytes(), np.uint32).reshape(M, N)
+    inst = next(ln.split()[0] for ln in text.splitlines() if "wgmma.mma_async" in ln)
+    want = np.asarray(ptxfp.matmul(A, B.T, instruction=inst, target="sm_90a"), np.float32)
+    assert np.array_equal(C, want.view(np.uint32))
+
+
+def test_labels_are_scoped_by_block():
+    """nvcc inlines the same asm block twice: each 'bra DONE' goes to its own block's DONE."""
+    src = """
+.reg .b32 %r<4>;
+mov.u32 %r1, 0;
+{
+bra DONE;
+add.u32 %r1, %r1, 100;
+DONE:
+add.u32 %r1, %r1, 1;
+}
+{
+bra DONE;
+add.u32 %r1, %r1, 1000;
+DONE:
+add.u32 %r1, %r1, 10;
+}
+"""
+    assert int(ptxfp.run(src, threads=1)["%r1"][0]) == 11

@@ -66,6 +66,17 @@ class _Prog:
             idx = bisect_right(where, pos)
             self.labels[name] = idx
             self.labels_at.setdefault(idx, []).append(name)
+        # a name defined in several blocks (nvcc's inline asm): each definition is also
+        # 'name@line:col', and a bra takes the one of its own block or the nearest around it
+        self.label_defs = {}
+        owner = self.function if self.function is not None else prog
+        for name, defs in (getattr(owner, "label_defs", None) or {}).items():
+            if len(defs) > 1:
+                self.label_defs[name] = []
+                for line, col, scope in defs:
+                    key = f"{name}@{line}:{col}"
+                    self.labels[key] = bisect_right(where, (line, col))
+                    self.label_defs[name].append((scope, key))
         self.width = {}                                 # register -> width
         self.rtype = {}                                 # register -> declared / inferred type
         self.param_type = {}                            # params used by ld.param -> type

@@ -16,7 +16,24 @@ def _c_bra(prog, ins):
     if not isinstance(target, Reg) or target.name not in prog.labels:
         raise InterpError(f"'bra': no label '{target}' in this program", ins.line, ins.col,
                           rule="label")
-    return _Step(ins, None, [], [], kind="bra", target=target.name)
+    return _Step(ins, None, [], [], kind="bra", target=_scoped(prog, ins, target.name))
+
+
+def _scoped(prog, ins, name):
+    """The label a bra at `ins` means: where the name is defined in several blocks, the
+    definition in the bra's block or the nearest block around it (PTX scopes labels by
+    block, as nvcc's inline asm relies on)."""
+    defs = prog.label_defs.get(name)
+    if not defs:
+        return name
+    scope = getattr(ins, "scope", None)
+    while True:
+        for s, key in defs:
+            if s is scope:
+                return key
+        if scope is None:
+            return name
+        scope = scope.parent
 
 
 def _c_ret(prog, ins):
