@@ -663,3 +663,53 @@ add.u32 %r1, %r1, 10;
 }
 """
     assert int(ptxfp.run(src, threads=1)["%r1"][0]) == 11
+
+
+def test_cutlass3_warp_specialized_gemm_is_ptxfp_matmul():
+    """CUTLASS 3's KernelTmaWarpSpecializedCooperative (384 threads: a producer warpgroup,
+    two consumer warpgroups, mbarrier pipelines, setmaxnreg, a TMA-store epilogue), its
+    1,792-byte Params given as bytes: the maps rebuilt from what CUTLASS gave
+    cuTensorMapEncodeTiled, D's plain pointer moved to where D is here."""
+    import ml_dtypes
+    name = "cutlass_ws_gemm_bf16_sm90a"
+    text = (KERNELS / f"{name}.ptx").read_text()
+    recs = [json.loads(ln) for ln in (KERNELS / f"{name}.jsonl").read_text().splitlines()]
+    maps = [r for r in recs if "map" in r]
+    info = next(r for r in recs if "shared_bytes" in r)
+    raw = bytearray(bytes.fromhex(next(r["bytes"] for r in recs if r.get("arg") == "params")))
+    M, N, K = info["M"], info["N"], info["K"]
+    rng = np.random.default_rng(13)
+    A = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    B = rng.standard_normal((N, K)).astype(ml_dtypes.bfloat16)
+    c0 = A.nbytes + B.nbytes
+    d0 = c0 + M * N * 4
+    at = {info["A"]: 0, info["B"]: A.nbytes, info["C"]: c0, info["D"]: d0}
+    i = raw.find(b"MAP#")
+    while i >= 0:
+        m = maps[raw[i + 4]]
+        raw[i:i + 128] = ptxfp.tensor_map(
+            m["data_type"], m["rank"], at[m["global_address"]], m["global_dim"],
+            m["global_strides"], m["box_dim"], m["element_strides"], m["interleave"],
+            m["swizzle"], m["l2_promotion"], m["oob_fill"])
+        i = raw.find(b"MAP#", i + 128)
+    for host, here in at.items():
+        j = raw.find(host.to_bytes(8, "little"))
+        while j >= 0:
+            raw[j:j + 8] = here.to_bytes(8, "little")
+            j = raw.find(host.to_bytes(8, "little"))
+    prog = prepare(text)
+    (param,) = prog.params
+    r = ptxfp.run(prog, {param: bytes(raw)}, memory=A.tobytes() + B.tobytes() +
+                  bytes(2 * M * N * 4), grid=tuple(info["grid"]), block=info["threads"],
+                  shared_bytes=info["shared_bytes"])
+    D = np.frombuffer(r[MEMORY_KEY][d0:d0 + M * N * 4].tobytes(), np.uint32).reshape(M, N)
+    inst = next(ln.split()[0] for ln in text.splitlines() if "wgmma.mma_async" in ln)
+    want = np.asarray(ptxfp.matmul(A, B.T, instruction=inst, target="sm_90a"), np.float32)
+    assert np.array_equal(D, want.view(np.uint32))
+
+
+def test_trap_stops_the_run():
+    src = "mov.u32 %r1, %tid.x;\nsetp.eq.u32 %p1, %r1, 3;\n@%p1 trap;\nmov.u32 %r2, 1;"
+    with pytest.raises(InterpError, match="'trap' reached by thread 3"):
+        ptxfp.run(src, threads=8)
+    assert int(ptxfp.run(src, threads=3)["%r2"][0]) == 1

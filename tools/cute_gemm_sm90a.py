@@ -1,4 +1,4 @@
-"""Write the CuTe TMA + mbarrier + wgmma GEMMs of tests/data/kernels (nvcc, no GPU).
+"""Write the CuTe and CUTLASS 3 sm_90a GEMMs of tests/data/kernels (nvcc, no GPU).
 
     /work/main/.venv/bin/python tools/cute_gemm_sm90a.py tests/data/kernels
 
@@ -12,6 +12,11 @@ stand-in `cuTensorMapEncodeTiled` that prints the parameters CuTe gives the driv
 kernel's TMA arguments (each a 256-byte Copy_Atom whose first 128 bytes are the CUtensorMap),
 saved as cute_gemm_<type>_sm90a.jsonl: the tests rebuild the maps with ptxfp.tensor_map from
 those parameters.  C = A * B^T (A: M x K, B: N x K, both K-major), f32 row-major.
+
+It also compiles tests/data/kernels/cutlass_ws_gemm_sm90a.cu (CUTLASS 3's collective builders:
+KernelTmaWarpSpecializedCooperative, 128 x 128 x 64 tiles, 384 threads, a TMA-store epilogue;
+bf16 in, f32 D) the same way with -DNDEBUG (its device asserts call __assertfail) into
+cutlass_ws_gemm_bf16_sm90a.ptx and .jsonl (its 1,792-byte Params, the four maps, the grid).
 """
 import os
 import subprocess
@@ -39,6 +44,15 @@ def main(out):
             rec = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
         (out / f"cute_gemm_{name}_sm90a.jsonl").write_text(rec)
         print(ptx, ptx.stat().st_size, "bytes")
+    src = out / "cutlass_ws_gemm_sm90a.cu"
+    ptx = out / "cutlass_ws_gemm_bf16_sm90a.ptx"
+    subprocess.run(base + ["-DNDEBUG", "-ptx", str(src), "-o", str(ptx)], check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = os.path.join(tmp, "record")
+        subprocess.run(base + ["-DNDEBUG", str(src), "-o", exe], check=True)
+        rec = subprocess.run([exe], check=True, capture_output=True, text=True).stdout
+    (out / "cutlass_ws_gemm_bf16_sm90a.jsonl").write_text(rec)
+    print(ptx, ptx.stat().st_size, "bytes")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,8 @@ for _family in (mma, barrier, warp, mem, _float, _int, move, control, cp_async, 
 # fence, prefetch ...) it adds, which it hands to the family's compiler otherwise
 assert not set(_hopper.COMPILERS) & set(_COMPILERS)
 _COMPILERS.update(_hopper.COMPILERS)
+for _op, _fn in _hopper.FALLBACK.items():       # trap / brkpt, unless a family takes them
+    _COMPILERS.setdefault(_op, _fn)
 
 
 #: compilers of instructions the engine runs itself, whatever rows the table has for them

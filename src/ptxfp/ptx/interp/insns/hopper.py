@@ -7,7 +7,7 @@ form to the family's compiler."""
 from __future__ import annotations
 
 from .cluster import COMPILERS as _CLUSTER, _c_barrier_cluster, _c_mov_cluster
-from .mbarrier import COMPILERS as _MBARRIER
+from .mbarrier import COMPILERS as _MBARRIER, FALLBACK
 from .tma import _c_bulk, _c_prefetch_tensormap
 from .wgmma import COMPILERS as _WGMMA, _c_wgmma
 

@@ -274,5 +274,25 @@ def _c_griddepcontrol(prog, ins):
     return _Step(ins, lambda st: None, [], [])
 
 
+def _c_trap(prog, ins):
+    """trap / brkpt (CUTLASS's device-side asserts): a thread that reaches one stops the run
+    with one line, as the kernel would abort (trap) or halt (brkpt) on the GPU."""
+    _nops(ins, 0)
+    spelling = ins.opcode_spelling
+
+    def run(st):
+        hit = np.nonzero(st.mask)[0]
+        if not hit.size:
+            return
+        t = int(hit[0])
+        raise InterpError(f"'{spelling}' reached by thread {t} (and {int(st.mask.sum()) - 1} "
+                          "others): the kernel aborts here", ins.line, ins.col, rule="trap")
+    return _Step(ins, run, [], [])
+
+
+#: instructions another family may also take: added only where none does
+FALLBACK = {"trap": _c_trap, "brkpt": _c_trap}
+
+
 COMPILERS = {"mbarrier": _c_mbarrier, "elect": _c_elect, "setmaxnreg": _c_setmaxnreg,
              "griddepcontrol": _c_griddepcontrol}

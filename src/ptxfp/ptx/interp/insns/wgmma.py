@@ -158,6 +158,8 @@ def _c_mma_async(prog, ins):
     def run(st):
         m = st.mask
         idx = np.nonzero(m)[0]
+        if not idx.size:
+            return
         g = st.geom
         wgpb = -(-g.bsize // 128)
         wg = st.ids("block")[idx] * wgpb + st.ids("tib")[idx] // 128
