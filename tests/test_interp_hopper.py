@@ -713,3 +713,39 @@ def test_trap_stops_the_run():
     with pytest.raises(InterpError, match="'trap' reached by thread 3"):
         ptxfp.run(src, threads=8)
     assert int(ptxfp.run(src, threads=3)["%r2"][0]) == 1
+
+
+BULK = """
+.shared .align 128 .b8 sm[256];
+.shared .align 8 .b64 bar;
+.reg .b32 %r<10>; .reg .b64 %rd<4>; .reg .pred %p<4>;
+mov.u32 %r1, %tid.x;
+mov.u32 %r2, bar;
+mov.u32 %r3, sm;
+setp.eq.u32 %p1, %r1, 0;
+@%p1 mbarrier.init.shared.b64 [%r2], 1;
+bar.sync 0;
+mov.u64 %rd1, 64;
+@%p1 mbarrier.arrive.expect_tx.shared.b64 %rd2, [%r2], 128;
+@%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 128, [%r2];
+mov.u32 %r4, 0;
+W:
+mbarrier.try_wait.parity.shared.b64 %p2, [%r2], %r4;
+@!%p2 bra W;
+mov.u64 %rd3, 512;
+@%p1 cp.async.bulk.global.shared::cta.bulk_group [%rd3], [%r3+16], 96;
+cp.async.bulk.commit_group;
+cp.async.bulk.wait_group 0;
+"""
+
+
+def test_cp_async_bulk_copies():
+    """128 bytes from global 64 land at sm (the mbarrier's phase completes with them); then
+    96 bytes of sm from byte 16 go to global 512."""
+    mem = np.arange(1024, dtype=np.uint32).astype(np.uint8)
+    out = np.asarray(ptxfp.run(BULK, memory=mem.tobytes(), block=32)[MEMORY_KEY])
+    want = mem.copy()
+    want[512:608] = mem[64 + 16:64 + 112]
+    assert np.array_equal(out, want)
+    with pytest.raises(InterpError, match="size 100 must be a positive multiple of 16"):
+        ptxfp.run(BULK.replace("], 96;", "], 100;"), memory=mem.tobytes(), block=32)
