@@ -749,3 +749,22 @@ def test_cp_async_bulk_copies():
     assert np.array_equal(out, want)
     with pytest.raises(InterpError, match="size 100 must be a positive multiple of 16"):
         ptxfp.run(BULK.replace("], 96;", "], 100;"), memory=mem.tobytes(), block=32)
+
+
+def test_tma_multicast_and_cache_hint_operands():
+    """ctaMask (.multicast::cluster: the cluster of one's CTA 0) and the policy are read."""
+    text = TMA.replace(
+        "mbarrier::complete_tx::bytes [%r3], [%rd1, {%r4, %r5}], [%r2];",
+        "mbarrier::complete_tx::bytes.multicast::cluster.L2::cache_hint [%r3], "
+        "[%rd1, {%r4, %r5}], [%r2], %rs1, %rd9;")
+    text = text.replace(".reg .pred %p<4>;", ".reg .pred %p<4>; .reg .b16 %rs<2>;")
+    text = text.replace("@%p1 prefetch.tensormap [%rd1];", "@%p1 prefetch.tensormap [%rd1];\n"
+                        "mov.u16 %rs1, 1;\ncreatepolicy.fractional.L2::evict_last.b64 %rd9, "
+                        "1.0;")
+    rng = np.random.default_rng(3)
+    T = rng.integers(1, 65535, (ROWS, PITCH // 2), dtype=np.uint16)
+    tm = ptxfp.tensor_map("BFLOAT16", 2, GBASE, [COLS, ROWS], [PITCH], [64, 16], [1, 1])
+    r = ptxfp.run(text, {"k_tm": tm, "k_x": 0, "k_y": 0, "k_x2": 0, "k_y2": 0},
+                  memory=bytes(GBASE) + T.tobytes(), block=32)
+    got = np.asarray(r[MEMORY_KEY])[:2048].view(np.uint16).reshape(16, 64)
+    assert np.array_equal(got, T[:16, :64])

@@ -148,4 +148,14 @@ def launch_rules(prog):
                                "clusters of one block only")
 
 
-COMPILERS = {"mapa": _c_mapa}
+def _c_getctarank(prog, ins):
+    """getctarank{.shared::cluster}.u32 d, a: the rank of the block that owns a (always 0)."""
+    _nops(ins, 2)
+    reads, writes = [], []
+    a_t = "u64" if prog.width.get(getattr(ins.operands[1], "name", ""), 32) == 64 else "u32"
+    _src(prog, ins, ins.operands[1], a_t, reads)
+    d = _dst(prog, ins, ins.operands[0], "u32", writes)
+    return _Step(ins, lambda st: st.write(d, "u32", st.const(0, np.uint32)), reads, writes)
+
+
+COMPILERS = {"mapa": _c_mapa, "getctarank": _c_getctarank}

@@ -95,6 +95,18 @@ def _decoded(raw):
     return decode(raw)
 
 
+def _extras(prog, ins, ops, qualifiers, reads):
+    """The trailing operands: ctaMask (.multicast::cluster, 16-bit; a cluster of one has only
+    CTA 0) then the cache policy (.L2::cache_hint, 64-bit): read, no effect."""
+    want = (["b16"] if "multicast::cluster" in qualifiers else []) + \
+        (["b64"] if "L2::cache_hint" in qualifiers else [])
+    if len(ops) != len(want):
+        raise _bad(ins, f"expects {len(want)} operand(s) after the addresses (ctaMask with "
+                        ".multicast::cluster, a policy with .L2::cache_hint), got {len(ops)}")
+    for o, t in zip(ops, want):
+        _src(prog, ins, o, t, reads)
+
+
 def _mbar(prog, ins, op, reads):
     if not isinstance(op, Addr):
         raise _bad(ins, f"expected the mbarrier's address '[...]', got '{op}'", op)
@@ -129,8 +141,7 @@ def _c_plain(prog, ins, rest):
     src = _address(prog, ins, ops[1], src_space, reads)
     size = _src(prog, ins, ops[2], "u32", reads)
     mbar = _mbar(prog, ins, ops[3], reads) if completion[0].startswith("mbarrier") else None
-    for o in ops[4 if mbar else 3:]:
-        _src(prog, ins, o, "b64" if "L2::cache_hint" in rest else "b16", reads)
+    _extras(prog, ins, ops[4 if mbar else 3:], rest, reads)
     doff, soff = ops[0].offset, ops[1].offset
     where = (ins.line, ins.col)
     spelling = ins.opcode_spelling
@@ -194,8 +205,7 @@ def _c_tensor(prog, ins, rest):
     smem = _address(prog, ins, sm_op, "shared", reads)
     soff = sm_op.offset
     mbar = _mbar(prog, ins, ops[2], reads) if load else None
-    for o in ops[3 if load else 2:]:
-        _src(prog, ins, o, "b64" if "L2::cache_hint" in rest else "b16", reads)
+    _extras(prog, ins, ops[3 if load else 2:], rest, reads)
     where = (ins.line, ins.col)
     spelling = ins.opcode_spelling
 
