@@ -231,10 +231,11 @@ def test_run_help_lists_only_what_the_interpreter_runs(capsys):
     listed = o.split("(besides every form 'ptxfp list' shows):", 1)[1].split("examples:")[0]
     names = {w.strip(",") for w in listed.split()}
     assert names == set(_COMPILERS)
-    assert "wgmma" not in names and "wmma" not in names
-    with pytest.raises(PtxfpError, match="'wgmma.fence.sync.aligned' is not modeled by the "
-                                         "interpreter: the warp-group"):
-        ptxfp.run("wgmma.fence.sync.aligned;")
+    # wgmma runs (the sm_90a data path, tests/test_interp_hopper.py); wmma does not
+    assert "wgmma" in names and "wmma" not in names
+    with pytest.raises(PtxfpError, match="'wmma.load.a.sync.aligned.row.m16n16k16.f16' is not "
+                                         "modeled by the interpreter: wmma is not wired"):
+        ptxfp.run("wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1, %r2}, [%rd1];")
 
 
 # ---- item 16: --set NAME=@FILE.npy takes a bfloat16 array saved by np.save -------------------

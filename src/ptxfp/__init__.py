@@ -16,6 +16,7 @@ from .ops.arith import execute
 from .ops.cvt import convert
 from .dispatch import compute
 from .ptx.interp import run
+from .ptx.tensormap import tensor_map
 from .encode import from_bits, to_bits
 from .policy import Policy
 from .isa.spelling import Instruction, parse
@@ -32,6 +33,7 @@ __all__ = [
     "convert",
     "compute",
     "run",
+    "tensor_map",
     "check", "Report", "Diagnostic",
     "__version__",
     "sweep",

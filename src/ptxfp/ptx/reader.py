@@ -374,6 +374,8 @@ class Function:
     has_body: bool = True
     registers: Names = field(default_factory=lambda: Names())  #: .reg declared in this function
     labels: dict = field(default_factory=dict)     #: label -> (line, col)
+    #: label -> [(line, col, Scope)] of every definition (inline-asm blocks reuse names)
+    label_defs: dict = field(default_factory=dict)
     #: performance directives with numbers: 'reqntid' -> ((128,), line, col), 'maxntid' ...
     launch: dict = field(default_factory=dict)
 
@@ -393,6 +395,7 @@ class Program:
     statements: list = field(default_factory=list)   #: every Instr in source order
     registers: Names = field(default_factory=lambda: Names())  #: name -> Decl, from .reg
     variables: Names = field(default_factory=lambda: Names())  #: other spaces (.shared ...)
+    label_defs: dict = field(default_factory=dict)   #: outside functions: see Function
     labels: dict = field(default_factory=dict)       #: label -> (line, col)
     #: (label, line, col) of each label defined a second time in one function (or snippet):
     #: ptxas' "Duplicate definition of label 'L1'" (name_errors())
@@ -1074,6 +1077,8 @@ class _Parser:
             self.prog.labels.setdefault(t.text, (t.line, t.col))
             if labels is not None:
                 labels.setdefault(t.text, (t.line, t.col))
+            (self.func or self.prog).label_defs.setdefault(t.text, []).append(
+                (t.line, t.col, self.scope))
             self.pending_label = t.text
             return
         start = t

@@ -18,6 +18,7 @@ from .base import WIDTH, _DTYPE, _mask, _to_le
 from .insns import _compile
 from ...ops.sfu import using_target
 from ..contract import HIDDEN, run_target
+from .insns.cluster import launch_rules as cluster_rules
 from .program import _Prog, _scan_reads
 from ..reader import read
 from .schedule import MAX_STEPS, MAX_WORK, _execute_steps
@@ -254,6 +255,7 @@ def _launch_rules(prog, geom):
             raise OperandError(f"block={tuple(b)} has {geom.bsize} threads, over "
                                f"'{fn.name}''s .maxntid {', '.join(map(str, mx[0]))} "
                                f"(line {mx[1]}: at most {cap}): the driver refuses the launch")
+    cluster_rules(prog)                  # larger clusters: only where the kernel needs one
 
 
 def _mma_target(target):
@@ -318,6 +320,13 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
             ptype = p.type if p is not None else prog.param_type[name][0]
             size = prog.param_type[name][1] if name in prog.param_type else \
                 max(WIDTH.get(ptype, 8) // 8, 1) * int(np.prod(p.array or (1,)))
+            if isinstance(value, (bytes, bytearray, memoryview)):
+                raw = bytes(value)                   # a struct or a tensor map: its bytes
+                if len(raw) != size:
+                    raise OperandError(f"input '{name}': {len(raw)} bytes for the {size}-byte "
+                                       "parameter")
+                staged[name] = ("param-bytes", np.frombuffer(raw, np.uint8), size)
+                continue
             bits = _input_bits(value, min(size * 8, 64) if size * 8 in _DTYPE else 64,
                                ptype.startswith("s"), f"input '{name}'")
             staged[name] = ("param", bits.astype(np.uint64), size)
@@ -344,6 +353,9 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
                 f" ({per} bytes a thread for {len(prog.width)} registers)")
     ready = {}
     for name, (kind, bits, extra) in staged.items():
+        if kind == "param-bytes":
+            ready[name] = ("param", np.broadcast_to(bits, (n, extra)), None)
+            continue
         full = np.broadcast_to(bits.reshape(-1) if bits.ndim else bits, (n,)).copy()
         if kind == "param":
             by = np.zeros((n, extra), np.uint8)

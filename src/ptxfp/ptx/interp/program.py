@@ -67,6 +67,16 @@ class _Prog:
             self.declared = prog.registers
             self.params = {}
             labels = prog.labels
+        # a name defined in several blocks (nvcc's inline asm): each definition is also a
+        # label 'name@line:col', and a bra takes the one of its own block or the nearest
+        # around it (insns/control._scoped); the callees' too, which _expand inlines
+        owner = self.function if self.function is not None else prog
+        extra, self.label_defs = _block_labels(owner)
+        for f in prog.functions if self.function is not None else ():
+            if f is not owner:
+                for name, defs in _block_labels(f)[1].items():
+                    self.label_defs.setdefault(name, []).extend(defs)
+        labels = {**labels, **extra}
         # the program as ptxas compiles it: mul + add/sub pairs fused (ptx/contract.py)
         self.target = _contract.run_target(target, prog.target)
         self.statements, self.fusions = _contract.apply(
@@ -270,6 +280,20 @@ class _Prog:
             f"used here as .{typ} ({w}-bit)", reg.line or line, reg.col or col)
 
 
+def _block_labels(owner):
+    """({'name@line:col': (line, col)}, {name: [(Scope, 'name@line:col')]}) of each label
+    `owner` (a Function, or the Program of a snippet) defines in several blocks."""
+    extra, defs = {}, {}
+    for name, where in (getattr(owner, "label_defs", None) or {}).items():
+        if len(where) > 1:
+            defs[name] = []
+            for line, col, scope in where:
+                key = f"{name}@{line}:{col}"
+                extra[key] = (line, col)
+                defs[name].append((scope, key))
+    return extra, defs
+
+
 def _label_index(statements, labels):
     """label -> index of the first of `statements` after it (they are in source order)."""
     where = [(s.line, s.col) for s in statements]
@@ -324,7 +348,8 @@ def _expand(prog, fn, body, labels):
             pre = f"{callee.name}#{copies[0]}:"
             out.append(s)
             ctxs.append(_Ctx(ctx.prefix, ctx.ret, "in", callee))
-            emit(callee.body, _label_index(callee.body, callee.labels),
+            emit(callee.body, _label_index(callee.body, {**callee.labels,
+                                                          **_block_labels(callee)[0]}),
                  _Ctx(pre, pre + "ret"), stack | {callee.name})
             lab[pre + "ret"] = len(out)
             out.append(s)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InterpError
+from .async_proxy import never, wake
 from .operands import _Unset, _unset
 
 
@@ -49,6 +50,8 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS, max_work=MAX_WORK):
     arrived = {}                       # barrier id -> int64 array (blocks,): bar.arrive's
     count = tcount = 0
     loop = None                        # the last backward branch taken: (label, line)
+    st.parked = None                   # threads a step put to sleep (async_proxy.sleep)
+    st.sleepers = []                   # [(mask, pc, ready, describe)]: asleep on an mbarrier
     while True:
         if waiting and cur in waiting:
             group = group | waiting.pop(cur)
@@ -76,6 +79,8 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS, max_work=MAX_WORK):
                     step.run(st)
                 except _Unset as e:
                     raise _unset(st, step, e) from None
+                if st.parked is not None:
+                    group, full = _asleep(st, group, cur), False
                 cur += 1
                 continue
             mask = group
@@ -95,6 +100,8 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS, max_work=MAX_WORK):
                         step.run(st)
                     except _Unset as e:
                         raise _unset(st, step, e) from None
+                    if st.parked is not None:
+                        group, full = _asleep(st, group, cur), False
                 cur += 1
                 continue
             if kind == "bra":
@@ -177,7 +184,13 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS, max_work=MAX_WORK):
             cur = min(waiting)
             group, full = waiting.pop(cur), False
             continue
+        if st.sleepers and wake(st, waiting, _park):     # an mbarrier phase completed
+            cur = min(waiting)
+            group, full = waiting.pop(cur), False
+            continue
         if not blocked:
+            if st.sleepers:
+                raise never(st, prog)
             break
         _release(prog, st, blocked, bpc, bcount, arrived, waiting)
         cur = min(waiting)
@@ -185,6 +198,15 @@ def _execute_steps(prog, st, n, max_steps=MAX_STEPS, max_work=MAX_WORK):
     st.active = st.alive
     st.mask = st.alive
     st.steps, st.thread_instructions = count, tcount
+
+
+def _asleep(st, group, pc):
+    """Threads the step at `pc` put to sleep leave the group; they run that step again (or,
+    asleep softly, the next) when they wake (async_proxy.wake)."""
+    mask, ready, describe, soft = st.parked
+    st.parked = None
+    st.sleepers.append((mask, pc + 1 if soft else pc, ready, describe, soft))
+    return group & ~mask
 
 
 def _park(waiting, pc, mask):

@@ -10,6 +10,7 @@ from ...errors import InterpError, UninitializedRegister
 from ...limits import check_bytes
 from ..reader import Imm, Reg
 from .base import WIDTH, _DTYPE, _SPECIAL, _bad, _imm_bits, _narrow_bits
+from .param_space import PARAM_BASE, layout as _param_layout
 
 
 class _State:
@@ -25,12 +26,20 @@ class _State:
         nb = self.geom.nblocks
         check_bytes(nb * self.shared_size + n * prog.local_size, "shared/local memory",
                     f"({self.shared_size} bytes a block, {prog.local_size} a thread)")
+        # the entry's parameter buffer (param_space.layout), one copy a thread
+        play, self.param_size = _param_layout(prog) if getattr(prog, "params", None) else \
+            ({}, 0)
+        # a thread's copy starts at a multiple of 16 bytes (the widest access): mem.py reads
+        # the bytes as words of the access size
+        self.param_stride = -(-self.param_size // 16) * 16
         # every space lives in one byte array (so that one generic access may reach several
         # spaces): [memory= | .global variables | .const variables | .shared a block | .local
-        # a thread], each part starting at a multiple of 128; the spaces are views of it
+        # a thread | the parameter buffer a thread], each part starting at a multiple of 128;
+        # the spaces are views of it
         msize = 0 if memory is None else memory.size
         sizes = (("global", msize), ("gvars", prog.gvar_size), ("const", prog.const_size),
-                 ("shared", nb * self.shared_size), ("local", n * prog.local_size))
+                 ("shared", nb * self.shared_size), ("local", n * prog.local_size),
+                 ("param", n * self.param_stride))
         self.start, at = {}, 0
         for name, size in sizes:
             self.start[name] = at
@@ -59,8 +68,15 @@ class _State:
         self.active = np.ones(n, bool)
         self.mask = self.active
         self.all_on = True              # every lane of mask is set
+        pbuf = view["param"].reshape(n, self.param_stride) if self.param_size else None
         for name, (kind, arr, typ) in inputs.items():
             if kind == "param":
+                at = play.get(name)
+                if at is not None:         # an entry parameter: its bytes in the buffer
+                    off, size = at
+                    k = min(size, arr.shape[1])
+                    pbuf[:, off:off + k] = arr[:, :k]
+                    arr = pbuf[:, off:off + size]
                 self.params[name] = arr
             else:
                 self.regs[name] = arr
@@ -226,6 +242,13 @@ GLOBAL_VARS = 0xC000_0000
 WINDOW = {"const": 0xD000_0000, "shared": 0xE000_0000, "local": 0xF000_0000}
 #: the size of each window (and the most memory= may hold below the first)
 WINDOW_SIZE = 0x1000_0000
+#: the entry's parameters have one more window, param_space.PARAM_BASE (above 2**32: a
+#: parameter's address is 64-bit): .param and generic addresses there are the same numbers
+
+
+def in_params(a):
+    """bool array: which of the int64 addresses `a` lie in the parameter window."""
+    return (a >= PARAM_BASE) & (a < PARAM_BASE + WINDOW_SIZE)
 
 
 def _space_size(st, space):
@@ -238,6 +261,8 @@ def _space_size(st, space):
         return st.prog.const_size, ".const variables of the module"
     if space == "gvars":
         return st.prog.gvar_size, ".global variables of the module"
+    if space == "param":
+        return st.param_size, "parameter buffer"
     return (st.mem.size if st.mem is not None else 0), "memory"
 
 
@@ -274,6 +299,8 @@ def _index(st, space, a):
         return a + (base + st.ids("block") * st.shared_size if st.shared_size else base)
     if space == "local":
         return a + base + np.arange(st.n, dtype=np.int64) * st.prog.local_size
+    if space == "param":
+        return a + base + np.arange(st.n, dtype=np.int64) * st.param_stride
     return a + base if base else a
 
 
@@ -283,9 +310,14 @@ def _locate(st, space, a, m, total, spelling, where, at=None, extent=None):
     (the others get index 0).  `space`: 'shared', 'local', 'const', 'global' (memory= and the
     module's .global variables) or 'generic' (any window, see WINDOW).  `extent` (an int64
     array (n,), optional): the bytes each thread accesses where that is not `total`
-    (cp.async's src-size)."""
+    (cp.async's src-size).  'param': the entry's parameter buffer, at its .param (= generic)
+    addresses from PARAM_BASE."""
     whole = st.all_on and m is st.mask
     sel = slice(None) if whole else m
+    if space == "param":
+        off = a - PARAM_BASE
+        _check(st, "param", off, sel, total, spelling, where, extent, PARAM_BASE)
+        return st.flat, _index(st, "param", off if whole else np.where(m, off, 0))
     if space in ("global", "generic"):
         live = a[sel]
         if live.size and int(live.max()) >= GLOBAL_VARS:
@@ -307,7 +339,7 @@ def _windows(st, space, a, m, total, spelling, where, extent):
     rest = m.copy()
     parts = [("gvars", GLOBAL_VARS)]
     if space == "generic":
-        parts += [(k, v) for k, v in WINDOW.items()]
+        parts += [(k, v) for k, v in WINDOW.items()] + [("param", PARAM_BASE)]
     for part, base in parts:
         inside = rest & (a >= base) & (a < base + WINDOW_SIZE)
         if inside.any():

@@ -14,6 +14,7 @@ from ...reader import Reg
 from ..base import WIDTH, _HALF, _spelling_types, _unsupported
 from . import (barrier, carry, control, cp_async, float as _float, hints, int as _int, matrix, mem,
                mma, move, warp)
+from . import hopper as _hopper
 from .barrier import _c_bar, _c_nop
 from .control import _c_bra, _c_ret
 from .cp_async import _c_cp
@@ -77,9 +78,21 @@ for _family in (mma, barrier, warp, mem, _float, _int, move, control, cp_async, 
                 hints, carry):
     assert not set(_family.COMPILERS) & set(_COMPILERS), _family.__name__
     _COMPILERS.update(_family.COMPILERS)
+# the sm_90a data path (insns/hopper.py): its opcodes, and the forms of shared opcodes (cp,
+# fence, prefetch ...) it adds, which it hands to the family's compiler otherwise
+assert not set(_hopper.COMPILERS) & set(_COMPILERS)
+_COMPILERS.update(_hopper.COMPILERS)
+for _op, _fn in _hopper.FALLBACK.items():       # trap / brkpt, unless a family takes them
+    _COMPILERS.setdefault(_op, _fn)
 
 
 #: compilers of instructions the engine runs itself, whatever rows the table has for them
 _OWN = frozenset((_c_mma, _c_bar, _c_shfl, _c_vote, _c_atom, _c_nop, _c_ldst, _c_bra, _c_ret,
                   _c_cp, _c_ldmatrix, _c_stmatrix, _c_movmatrix, _c_activemask, _c_redux,
-                  _c_match))
+                  _c_match)) | _hopper.OWN
+# shared opcodes with sm_90a forms (cp.async.bulk, fence.proxy.async, barrier.cluster ...):
+# the sm_90a compiler first, the family's own for every other form
+for _op, _fn in _hopper.WRAPS.items():
+    _COMPILERS[_op] = _hopper.wrap(_fn, _COMPILERS[_op])
+    if _COMPILERS[_op].inner in _OWN or _op not in isa.OPCODES:
+        _OWN = _OWN | {_COMPILERS[_op]}

@@ -9,6 +9,7 @@ from ....errors import InterpError
 from ...reader import Imm, Reg, Vec
 from ..base import WIDTH, _bad, _nops, _to_le, _unsupported
 from ..operands import _src
+from ..param_space import param_size
 from ..program import _Step
 
 
@@ -18,11 +19,29 @@ def _c_bra(prog, ins):
     _nops(ins, 1)
     target = ins.operands[0]
     ctx = getattr(prog, "cur", None)
-    name = (ctx.prefix if ctx is not None else "") + getattr(target, "name", "")
+    name = (ctx.prefix if ctx is not None else "") + (
+        _scoped(prog, ins, target.name) if isinstance(target, Reg) else "")
     if not isinstance(target, Reg) or name not in prog.labels:
         raise InterpError(f"'bra': no label '{target}' in this program", ins.line, ins.col,
                           rule="label")
     return _Step(ins, None, [], [], kind="bra", target=name)
+
+
+def _scoped(prog, ins, name):
+    """The label a bra at `ins` means: where the name is defined in several blocks of one
+    function, the definition in the bra's block or the nearest block around it (PTX scopes
+    labels by block, as nvcc's inline asm relies on): 'name@line:col' (program._Prog)."""
+    defs = prog.label_defs.get(name)
+    if not defs:
+        return name
+    scope = getattr(ins, "scope", None)
+    while True:
+        for s, key in defs:
+            if s is scope:
+                return key
+        if scope is None:
+            return name
+        scope = scope.parent
 
 
 def _c_ret(prog, ins):
@@ -38,13 +57,6 @@ def param_key(d, name):
     """The storage (state.params) of a .param variable or parameter that is not an entry
     parameter: one per declaration."""
     return f"{name}@{d.line}:{d.col}"
-
-
-def param_size(d):
-    n = 1
-    for k in d.array:
-        n *= k
-    return max(WIDTH.get(d.type, 8) // 8, 1) * max(n, 1) * getattr(d, "vector", 1)
 
 
 def _c_call(prog, ins):

@@ -5,22 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....errors import UninitializedRegister
+from ....errors import InterpError, UninitializedRegister
 from ...reader import Addr, Reg, Vec
 from ..base import (WIDTH, _DTYPE, _SIGNED, _bad, _from_le, _nops, _to_le, _types_of,
                     _unsupported)
 from ..operands import _dst, _src
 from ..program import _Step
-from ..state import GLOBAL_VARS, WINDOW, WINDOW_SIZE, _locate
-from .control import param_key, param_size
+from ..state import GLOBAL_VARS, WINDOW, WINDOW_SIZE, _locate, in_params
+from .control import param_key
+from ..param_space import PARAM_BASE, param_size
 from .row import _row_fn
 
 
 _SPACES = ("global", "param", "shared", "local", "const", "generic")
 #: a state-space qualifier as spelled -> the space modeled (.shared::cta is the block's
-#: .shared; .shared::cluster, another block's, is not modeled)
+#: .shared; so is .shared::cluster, the window of a cluster of one block: insns/cluster.py)
 _SPACE_OF = {**{s: s for s in _SPACES}, "shared::cta": "shared",
-             "shared::cluster": "shared::cluster", "param::entry": "param",
+             "shared::cluster": "shared", "param::entry": "param",
              "param::func": "param"}
 
 
@@ -79,9 +80,16 @@ def _c_ldst(prog, ins):
 
     edt = np.dtype(_DTYPE[max(w, 8)]).newbyteorder("<")
 
+    generic = space == "generic"
+
     def run(st):
         m = st.mask
-        buf, idx = _locate(st, space, base(st) + off, m, total, spelling, where, ipos)
+        a = base(st) + off
+        if store and generic and st.param_size and \
+                in_params(a if st.all_on else a[m]).any():
+            raise InterpError(f"'{spelling}': a kernel's parameters are read-only",
+                              *where, rule="address")
+        buf, idx = _locate(st, space, a, m, total, spelling, where, ipos)
         # the accesses are aligned: the memory as little-endian words of the element size
         words = buf[:buf.size // nbytes * nbytes].view(edt)
         wi = idx // nbytes
@@ -115,6 +123,14 @@ def _param(prog, ins, addr, items, t, w, nbytes, vec, store, reads, writes):
     if addr.base is None:
         raise _bad(ins, "ld.param/st.param need [parameter] or [parameter+offset]", addr)
     pname = addr.base.name
+    if pname not in prog.params:
+        pd = prog.prog.lookup(pname.split("@")[0], ins)
+        if pname in prog.width or (pd is not None and pd.space == "reg"):
+            if store:                                  # [%rd+imm]: an address in a register
+                raise _bad(ins, "st.param through a register is not modeled (a kernel's "
+                                "parameters are read-only)", addr)
+            from .params import _c_ld_param_reg
+            return _c_ld_param_reg(prog, ins, addr, items, t, vec)
     p = prog.params.get(pname)
     local = None
     if p is None and prog.function is not None:
@@ -203,9 +219,10 @@ def _zeros_of(st):
 
 def _c_cvta(prog, ins):
     """cvta.{space}.{u32,u64} d, a (the space's address -> the generic one) and cvta.to.{space}
-    (back), on .global (the identity: global addresses are generic ones), .shared, .local,
-    .const (each a window of the generic space: state.WINDOW) and .param (refused: kernel
-    parameters have no generic address here).  `a` may name a variable: its address."""
+    (back), on .global and .param (the identity: global addresses are generic ones, and so
+    are the entry parameters' addresses, the parameter window of param_space.py), .shared,
+    .local, .const (each a window of the generic space: state.WINDOW).  `a` may name a
+    variable: its address."""
     types = _types_of(ins)
     sfx = ins.suffixes
     to = "to" in sfx
@@ -214,9 +231,10 @@ def _c_cvta(prog, ins):
             set(sfx) - {"to", types[0], *[x for x in sfx if x in _SPACE_OF]}:
         raise _unsupported(ins, "cvta{.to}.{global,shared,local,const,param}.{u32,u64}")
     space = spaces[0]
-    if space == "param":
-        raise _unsupported(ins, "generic addresses of kernel parameters are not modeled: "
-                                "load them with ld.param")
+    if space == "param":                       # the parameter window (param_space.py)
+        _nops(ins, 2)
+        from .params import _c_cvta_param
+        return _c_cvta_param(prog, ins, types[0])
     if space not in ("global", "shared", "local", "const"):
         raise _unsupported(ins, f"cvta on .{space} is not modeled")
     _nops(ins, 2)
@@ -247,20 +265,22 @@ def _c_cvta(prog, ins):
 
 
 def _c_isspacep(prog, ins):
-    """isspacep.{global,shared,local,const} p, a: is generic address a in that space (the
-    windows of state.WINDOW; global: below the windows or a .global variable)."""
+    """isspacep.{global,shared,local,const,param} p, a: is generic address a in that space
+    (the windows of state.WINDOW and the parameter window; global: below the windows or a
+    .global variable)."""
     sfx = ins.suffixes
     spaces = [_SPACE_OF[x] for x in sfx if x in _SPACE_OF]
     if len(sfx) != 1 or len(spaces) != 1 or spaces[0] not in ("global", "shared", "local",
-                                                              "const"):
-        raise _unsupported(ins, "isspacep.{global,shared,local,const}")
+                                                              "const", "param"):
+        raise _unsupported(ins, "isspacep.{global,shared,local,const,param}")
     space = spaces[0]
     _nops(ins, 2)
     reads, writes = [], []
     t = "u64" if prog.width.get(getattr(ins.operands[1], "name", ""), 64) == 64 else "u32"
     a = _src(prog, ins, ins.operands[1], t, reads)
     d = _dst(prog, ins, ins.operands[0], "pred", writes)
-    lo = GLOBAL_VARS if space == "global" else WINDOW[space]
+    lo = GLOBAL_VARS if space == "global" else PARAM_BASE if space == "param" else \
+        WINDOW[space]
 
     def run(st):
         x = a(st).astype(np.int64)

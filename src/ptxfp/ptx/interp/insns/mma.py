@@ -24,7 +24,7 @@ def _c_mma(prog, ins):
     the fragment layouts (ptxfp.tensor.fragments), D = ptxfp.mma(form, A, B, C) at the
     module's target, scattered back into the warp's d registers."""
     if ins.opcode != "mma" or "sync" not in ins.suffixes:
-        raise _unsupported(ins, NOT_WIRED["wgmma"])
+        raise _unsupported(ins, NOT_WIRED["wmma"])
     try:
         import importlib
         fr = importlib.import_module("ptxfp.tensor.fragments")
@@ -102,7 +102,7 @@ def _c_mma(prog, ins):
 
 COMPILERS = {"mma": _c_mma}
 
-#: instructions the interpreter knows but does not run: opcode -> why (the error says it)
-NOT_WIRED = {k: "the warp-group (wgmma) and wmma instructions are not wired into the "
-                "interpreter (ptxfp.mma computes them from whole matrices)"
-             for k in ("wmma", "wgmma")}
+#: instructions the interpreter knows but does not run: opcode -> why (the error says it);
+#: wgmma runs (insns/wgmma.py)
+NOT_WIRED = {"wmma": "wmma is not wired into the interpreter (ptxfp.mma computes it from "
+                     "whole matrices)"}

@@ -63,8 +63,8 @@ def _c_mov(prog, ins):
                     st.write(o, it, (v >> np.uint64(i * iw)) & np.uint64(_mask(iw)))
         return _Step(ins, run, reads, writes)
     if isinstance(src, Reg) and src.name in prog.params:
-        raise _unsupported(ins, "taking the address of a parameter is not modeled; "
-                                "load it with ld.param")
+        from .params import _c_mov_param
+        return _c_mov_param(prog, ins, dst, src.name, t)
     if isinstance(src, Addr):
         raise _unsupported(ins, "taking the address of a variable is not modeled")
     if isinstance(src, Reg) and not _special(src.name) and src.name not in prog.width:
