@@ -29,7 +29,7 @@ def test_every_small_form_is_covered():
     from ptxfp.ops.smallfloat import handles
     from ptxfp.isa.spelling import parse
     from ptxfp import isa
-    assert len(SMALL) == sum(bool(handles(parse(s))) for s in isa.all_spellings()) == 51
+    assert len(SMALL) == sum(bool(handles(parse(s))) for s in isa.all_spellings()) == 117
 
 
 @pytest.mark.parametrize("spelling", SMALL)

@@ -8,6 +8,7 @@ that it reports a flipped bit, that a policy's settings predict different bits.
 
 import json
 import os
+import re
 import pathlib
 import shutil
 import subprocess
@@ -281,6 +282,23 @@ def test_decomposed_kernel_is_exact_widening_then_the_f32_operation_without_ftz(
         K.decomposed_kernel("add.rn.f16")
 
 
+def _ptxas_knows(kernel):
+    """Whether the installed ptxas reads the kernel's .version (the forms of PTX ISA 9.1 and
+    later, ptxas 13.5's small-float cvt, need a newer ptxas than 13.0; the recorded decisions
+    of tests/data/ptxas/13.5 hold their rows)."""
+    from ptxfp.ptx.releases import release
+    out = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+\.\d+)", out)
+    v = re.search(r"^\s*\.version\s+(\d+)\.(\d+)", kernel.ptx, re.M)
+    if not (m and v):
+        return True
+    try:
+        cur = release(m.group(1)).current
+    except Exception:                      # a ptxas newer than the table knows: it reads it
+        return True
+    return (int(v.group(1)), int(v.group(2))) <= cur
+
+
 def _ptxas(kernel, tmp, arch=None):
     path = tmp / f"k{abs(hash(kernel.ptx))}.ptx"
     path.write_text(kernel.ptx)
@@ -291,13 +309,15 @@ def _ptxas(kernel, tmp, arch=None):
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
 def test_ptxas_accepts_every_kernel(tmp_path):
-    ks = _all_kernels()
+    every = _all_kernels()
+    assert len(every) == len(ALL) + sum(ptxfp.parse(s).mixed for s in FORMS)
+    ks = [k for k in every if _ptxas_knows(k)]
+    assert len(ks) > 0.8 * len(every)
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda k: _ptxas(k, tmp_path), ks))
     bad = [(k.spelling, k.mode, k.target, err) for k, (rc, err) in zip(ks, results)
            if rc != 0 or err.strip()]
     assert not bad, bad[:5]
-    assert len(ks) == len(ALL) + sum(ptxfp.parse(s).mixed for s in FORMS)
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas not installed")
@@ -865,11 +885,13 @@ def test_small_float_cvt_kernels_are_accepted_by_ptxas(tmp_path):
     one (all native, .target sm_100a where the row lists its targets): ptxas 13.0 takes each."""
     from ptxfp.ops.smallfloat import handles
     small = [s for s in CVT if handles(F.parse_form(s))]
-    assert len(small) == 51
+    assert len(small) == 117              # ptxas 13.5's forms (tests/data/ptxas/13.5)
     for s in small:
         ins = F.parse_form(s)
         for sm in (90, 100):
             k = K.kernel_for(s, sm)
+            if not _ptxas_knows(k):
+                continue
             assert k.mode == (K.NOT_RUNNABLE if sm == 90 and ins.row.targets else "native"), s
             path = tmp_path / "k.ptx"
             path.write_text(k.ptx)
