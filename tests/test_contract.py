@@ -68,9 +68,9 @@ def _f(b: int) -> gmpy2.mpfr:
 
 def _fma_bits(a: int, b: int, c: int) -> int:
     """binary32 fma.rn of the three (finite) values: one rounding of the exact a*b+c."""
-    with gmpy2.local_context(gmpy2.context(precision=1200)):
+    with gmpy2.context(precision=1200):
         exact = _f(a) * _f(b) + _f(c)            # exact at this precision
-    with gmpy2.local_context(_CTX):
+    with gmpy2.context(_CTX):
         r = +exact
     return int(np.float32(float(r)).view(np.uint32))
 

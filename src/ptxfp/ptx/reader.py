@@ -468,8 +468,7 @@ def name_errors(prog):
     if prog.kind == "module":
         for ins in prog.statements:
             for r in undeclared_registers(prog, ins):
-                out.append((r.line or ins.line, r.col or ins.col,
-                            f"Unknown symbol '{r.name}'{range_hint(prog, r.name)}"))
+                out.append((r.line or ins.line, r.col or ins.col, f"Unknown symbol '{r.name}'"))
     return sorted(out)
 
 

@@ -4,12 +4,13 @@ compiled into a :class:`_Step` (by the compiler of ``insns``, given to :class:`_
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from ...errors import InterpError, names as _names
 from .. import contract as _contract
-from ..reader import Addr, Reg, Vec, name_errors, read
+from ..reader import Addr, Reg, Vec, name_errors, range_hint, read
 from .base import WIDTH, _special
 from .state import SHARED_STATIC_LIMIT
 from .variables import layout
@@ -38,6 +39,9 @@ class _Prog:
         errs = name_errors(prog)
         if errs:                          # ptxas refuses the module: so does the interpreter
             line, col, msg = errs[0]
+            m = re.fullmatch(r"Unknown symbol '(.*)'", msg)
+            if m:                         # %h7 past .reg %h<4>: say the range it declares
+                msg += range_hint(prog, m.group(1))
             more = f" (and {len(errs) - 1} more)" if len(errs) > 1 else ""
             raise InterpError(f"{msg}: ptxas rejects this{more}", line, col, rule="name")
         if prog.kind == "module":
