@@ -255,3 +255,84 @@ def test_subprocess_entry_point():
     bad = subprocess.run([sys.executable, "-m", "ptxfp.cli", "eval", "add.f16", "1.5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and one_line_error(bad.stderr), bad.stderr
+
+
+# --- eval of a matrix form (issue #29 item 19) -------------------------------------------------
+
+MMA_BF16 = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+
+
+def _matrix_rows(out, name):
+    """The rows of matrix `name` printed whole under its '  name (RxC):' heading."""
+    lines = out.splitlines()
+    i = next(i for i, ln in enumerate(lines) if ln.strip().startswith(f"{name} (")
+             and ln.rstrip().endswith("):"))
+    rows = []
+    for ln in lines[i + 1:]:
+        if not ln.startswith("    "):
+            break
+        rows.append([float(x) for x in ln.split()])
+    return rows
+
+
+def test_eval_matrix_prints_a_small_d_whole(capsys, tmp_path):
+    import ml_dtypes
+    # A all ones, B all ones, C zero: every element of D is the sum over k = 16 of 1 x 1
+    np.save(tmp_path / "a.npy", np.ones((16, 16), ml_dtypes.bfloat16))
+    np.save(tmp_path / "b.npy", np.ones((16, 8), ml_dtypes.bfloat16))
+    np.save(tmp_path / "c.npy", np.zeros((16, 8), np.float32))
+    rc, out, err = cli(capsys, "eval", MMA_BF16, f"@{tmp_path / 'a.npy'}",
+                       f"@{tmp_path / 'b.npy'}", f"@{tmp_path / 'c.npy'}")
+    assert rc == 0, err
+    assert _matrix_rows(out, "d") == [[16.0] * 8] * 16
+
+
+def test_eval_matrix_large_d_is_summarised_with_its_shape(capsys):
+    s = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"
+    rc, out, err = cli(capsys, "eval", s, "--seed", "1")
+    assert rc == 0, err
+    assert "64x64" in out and "too large to print whole" in out and "--out" in out
+    assert len(out.splitlines()) < 20
+
+
+def test_eval_matrix_json_has_the_drawn_operands(capsys):
+    rc, out, err = cli(capsys, "eval", MMA_BF16, "--seed", "1", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    # the operands --seed 1 draws, drawn again here the same way (NumPy's generator)
+    import ml_dtypes
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-2, 2, size=(16, 16)).astype(ml_dtypes.bfloat16).astype(np.float64)
+    b = rng.uniform(-2, 2, size=(16, 8)).astype(ml_dtypes.bfloat16).astype(np.float64)
+    c = rng.uniform(-2, 2, size=(16, 8)).astype(np.float32).astype(np.float64)
+    assert doc["seed"] == 1
+    assert np.array_equal(doc["a"], a) and np.array_equal(doc["b"], b)
+    assert np.array_equal(doc["c"], c)
+    assert np.asarray(doc["d"]).shape == (16, 8)
+    assert doc["types"] == {"a": "bf16", "b": "bf16", "c": "f32", "d": "f32"}
+
+
+def test_eval_matrix_out_saves_a_b_c_d(capsys, tmp_path):
+    import ml_dtypes
+    path = tmp_path / "mma.npz"
+    rc, out, err = cli(capsys, "eval", MMA_BF16, "--seed", "1", "--out", str(path))
+    assert rc == 0, err
+    assert f"wrote 4 arrays to {path}" in out
+    with np.load(path) as z:
+        assert sorted(z.files) == ["a", "b", "c", "d"]
+        a = z["a"].view(ml_dtypes.bfloat16).astype(np.float64)
+        b = z["b"].view(ml_dtypes.bfloat16).astype(np.float64)
+        c, d = z["c"], z["d"]
+    rng = np.random.default_rng(1)
+    assert np.array_equal(a, rng.uniform(-2, 2, size=(16, 16)).astype(ml_dtypes.bfloat16))
+    assert np.array_equal(b, rng.uniform(-2, 2, size=(16, 8)).astype(ml_dtypes.bfloat16))
+    assert c.dtype == np.float32 and d.dtype == np.float32 and d.shape == (16, 8)
+    # D is within the rounding of f32 accumulation of the exact A x B + C
+    exact = a @ b + c.astype(np.float64)
+    assert np.allclose(d, exact, rtol=0, atol=1e-4)
+    # --out of a scalar form, and a folder that does not exist: one line, exit 2
+    rc, _, err = cli(capsys, "eval", "add.f32", "1.0f32", "2.0f32", "--out", str(path))
+    assert rc == 2 and one_line_error(err) and "matrix" in err
+    rc, _, err = cli(capsys, "eval", MMA_BF16, "--seed", "1", "--out",
+                     str(tmp_path / "no" / "x.npz"))
+    assert rc == 2 and one_line_error(err)

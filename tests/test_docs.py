@@ -33,3 +33,16 @@ def test_every_public_name_is_in_the_reference():
     text = API.read_text()
     for name in ptxfp.__all__:
         assert f"`{name}" in text or f"{name}(" in text, name
+
+
+@pytest.mark.parametrize("heading", ["## compute:", "## Policies"])
+def test_sections_show_their_imports(heading):
+    # a reader who starts at this section can paste its first example as it stands (issue #29)
+    sec = API.read_text().split(heading, 1)[1]
+    block = sec.split("```python\n>>>", 1)[1].split("```", 1)[0]
+    first = [ln for ln in (">>>" + block).splitlines() if ln.startswith(">>> ")]
+    imports = [ln for ln in first if ln.startswith((">>> import ", ">>> from "))]
+    assert first[0] in imports, first[0]
+    text = " ".join(imports)
+    assert "ptxfp" in text and ("np." not in block or "numpy as np" in text)
+    assert "policy." not in block or "from ptxfp import policy" in text

@@ -278,8 +278,9 @@ def cmd_eval(args, out):
         raise CliError(f"{' '.join(str(e).split())} (did you mean '{hint}'?)") from e
     if form.row.matrix is not None:
         return _eval_matrix(form, args, out)
-    if args.seed is not None or args.target is not None:
-        raise CliError("--seed and --target are for the matrix forms (mma, wgmma, tcgen05.mma)")
+    if args.seed is not None or args.target is not None or args.out is not None:
+        raise CliError("--seed, --target and --out are for the matrix forms (mma, wgmma, "
+                       "tcgen05.mma)")
     names, fmts = form.operand_names, form.operand_formats
     if len(args.operands) != len(names):
         raise CliError(f"'{form.spelling}' takes {len(names)} operand"
@@ -401,31 +402,76 @@ def _eval_matrix(ins, args, out):
     target = args.target or (ins.min_target.rstrip("af") if ins.min_sm > 90
                              or ins.min_target.endswith(("a", "f")) else "sm_90")
     extra = {k: ops[k] for k in ("scale_a", "scale_b") if k in ops}
-    d = mma(f, ops["a"], ops["b"], ops["c"], target=target, **extra)
+    d = np.asarray(mma(f, ops["a"], ops["b"], ops["c"], target=target, **extra))
+    arrays = {n: np.asarray(ops[n]) for n in names}
+    arrays["d"] = d
+    types = {n: tys[n] for n in names}
+    types["d"] = f.dtype
+    wrote = None
+    if args.out is not None:
+        from .outputs import write_output
+        write_output(args.out, lambda fh: np.savez(fh, **arrays), what="--out")
+        wrote = (f"wrote {len(arrays)} arrays to {args.out} ("
+                 + ", ".join(f"{n} {a.dtype.name} {'x'.join(map(str, a.shape))}"
+                             for n, a in arrays.items()) + ")")
+        if args.out == "-":                       # the file went to standard output
+            return 0
     if args.json:
-        json.dump({"spelling": f.spelling, "min_ptx": ins.min_ptx_str,
-                   "min_target": ins.min_target, "target": target,
-                   "shape": [f.m, f.n, f.k],
-                   "d": np.asarray(d).astype(np.float64).tolist()
-                   if np.asarray(d).dtype.kind == "f" or "float" in np.asarray(d).dtype.name
-                   else np.asarray(d).tolist()}, out, indent=None)
+        doc = {"spelling": f.spelling, "min_ptx": ins.min_ptx_str,
+               "min_target": ins.min_target, "target": target,
+               "shape": [f.m, f.n, f.k]}
+        if args.seed is not None:
+            doc["seed"] = args.seed
+        doc["types"] = types
+        doc.update({n: _matrix_json(a) for n, a in arrays.items()})
+        if wrote is not None:
+            doc["out"] = {"path": args.out, "arrays": list(arrays)}
+        json.dump(doc, out, indent=None)
         out.write("\n")
         return 0
     out.write(f"{f.spelling}   (PTX {ins.min_ptx_str}, {ins.min_target}; computed for "
               f"{target})\n")
     out.write(f"  m{f.m} n{f.n} k{f.k}: D = A x B + C"
               + (f", scale factors {f.scale_type} per {blk} of k" if f.block_scaled else "")
+              + (f"; operands drawn by --seed {args.seed}" if args.seed is not None else "")
               + "\n")
     for n in names:
         out.write(f"  {n:<8} {_matrix_summary(ops[n])}\n")
     out.write(f"  {'d':<8} {_matrix_summary(d)}\n")
-    da = np.asarray(d)
-    if da.ndim == 2:
-        head = da[0, :min(8, da.shape[1])]
-        vals = " ".join(f"{float(x):.6g}" if da.dtype.kind != "i" else str(int(x))
-                        for x in head)
-        out.write(f"  d[0, :{len(head)}] {vals}\n")
+    if d.ndim == 2 and d.shape[0] <= _MATRIX_SHOW and d.shape[1] <= _MATRIX_SHOW:
+        out.write(f"  d ({d.shape[0]}x{d.shape[1]}):\n")
+        out.write(_matrix_text(d, "    "))
+    else:
+        out.write(f"  d is {'x'.join(map(str, d.shape))}: too large to print whole (more than "
+                  f"{_MATRIX_SHOW}x{_MATRIX_SHOW});\n  --json prints every element, "
+                  "--out FILE.npz saves A, B, C and D\n")
+    if wrote is not None:
+        out.write(wrote + "\n")
     return 0
+
+
+#: the largest matrix (rows and columns) ``eval`` prints whole
+_MATRIX_SHOW = 16
+
+
+def _matrix_floats(a):
+    """Is the array a float one (NumPy's or ml_dtypes' bfloat16 / float8 / float6 / float4)?"""
+    return a.dtype.kind == "f" or "float" in a.dtype.name
+
+
+def _matrix_json(a):
+    """A matrix as JSON lists: floats as numbers (their exact value as a double), integers and
+    scale-factor bits as integers."""
+    a = np.asarray(a)
+    return a.astype(np.float64).tolist() if _matrix_floats(a) else a.tolist()
+
+
+def _matrix_text(a, indent):
+    """The rows of a small matrix, columns aligned (floats to 6 significant digits)."""
+    cells = [[f"{float(x):.6g}" if _matrix_floats(a) else str(int(x)) for x in row]
+             for row in a]
+    w = max((len(c) for row in cells for c in row), default=1)
+    return "".join(indent + " ".join(c.rjust(w) for c in row) + "\n" for row in cells)
 
 
 # --- check ------------------------------------------------------------------------------------
@@ -1240,6 +1286,8 @@ def build_parser():
                    help="matrix forms: draw A, B, C (and scale factors) at random")
     e.add_argument("--target", metavar="sm_XX",
                    help="matrix forms: the architecture whose tensor cores compute D")
+    e.add_argument("--out", metavar="FILE.npz",
+                   help="matrix forms: save A, B, C, D (and scale factors) to a .npz file")
     e.set_defaults(fn=cmd_eval)
 
     c = sub.add_parser("check", help="check PTX as ptxas would",
