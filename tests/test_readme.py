@@ -78,3 +78,29 @@ def test_readme_sweep_line_is_one_a_user_can_run():
     assert symbol in exported, (symbol, exported)
     # fma.rn.bf16 has three 16-bit operands: --exhaustive is 2^48 vectors (docs/verify.md)
     assert not ("--exhaustive" in argv and argv[1].startswith("fma")), line
+
+
+def test_readme_check_outputs_of_the_real_modules():
+    """Every other ```text block of `$ ptxfp check` lines: the real modules (run where they are,
+    tests/data/realworld) and examples/broken.ptx print what the README shows."""
+    from ptxfp.cli import main
+    ran = 0
+    for block in TEXT.split("```text\n")[1:]:
+        lines = block.split("```", 1)[0].splitlines()
+        if lines == _command_block() or not lines or not lines[0].startswith("$ ptxfp check"):
+            continue
+        cmds = [i for i, ln in enumerate(lines) if ln.startswith("$ ")] + [len(lines)]
+        for i, j in zip(cmds, cmds[1:]):
+            argv = shlex.split(lines[i][2:], comments=True)
+            where = ROOT if (ROOT / argv[2]).is_file() else ROOT / "tests" / "data" / "realworld"
+            buf = io.StringIO()
+            cwd = os.getcwd()
+            os.chdir(where)
+            try:
+                with contextlib.redirect_stdout(buf):
+                    main(argv[1:])
+            finally:
+                os.chdir(cwd)
+            assert buf.getvalue().splitlines() == lines[i + 1:j], lines[i]
+            ran += 1
+    assert ran >= 4
