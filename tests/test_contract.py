@@ -115,7 +115,7 @@ def test_div_full_then_sub_fuses_the_final_multiply():
     want = [_fma_bits(int(x), int(y), int(z)) for x, y, z in zip(neg_rcp, a, c)]
     assert [int(v) for v in r.registers["%f4"]] == want
     assert any("line 2: ptxas fuses 'sub.f32'" in s for s in r.notes)
-    assert any("MUFU.RCP measured on sm_75; assumed on sm_90" in s for s in r.notes)
+    assert "line 1: div.full.f32: rcp: measured on sm_75 (ptx-math); assumed on sm_90" in r.notes
 
 
 def test_check_notes_each_fused_pair():

@@ -95,5 +95,6 @@ def test_no_model_is_one_line(form):
 
 
 def test_note():
-    assert sfu.note("ex2.approx.f32", "sm_90") == "MUFU.EX2 measured on sm_75; assumed on sm_90"
-    assert sfu.note("div.full.f32", "sm_75") == "MUFU.RCP measured on sm_75"
+    assert sfu.note("ex2.approx.f32", "sm_90") == \
+        "ex2: measured on sm_75 (ptx-math); assumed on sm_90"
+    assert sfu.note("div.full.f32", "sm_75") == "rcp: measured on sm_75 (ptx-math)"

@@ -913,11 +913,12 @@ class _Checker:
 def gpu_notes(prog, target):
     """Info diagnostics on what the GPU runs: each pair ptxas fuses into one fma (policy
     ``contract``, ptx/contract.py), and each SFU form whose primitive is assumed on the target
-    ("MUFU.EX2 measured on sm_75; assumed on sm_90")."""
+    ("'ex2.approx.f32': ex2: measured on sm_75 (ptx-math); assumed on sm_90";
+    ops/sfu/measured.py)."""
     if prog.kind == "spelling":
         return []
     from .. import policy
-    from ..ops.sfu import note
+    from ..ops.sfu import assumed, note
     from .contract import fusions, run_target
     try:
         t = run_target(None, target)
@@ -938,11 +939,12 @@ def gpu_notes(prog, target):
             continue
         seen.add(sp)
         try:
+            if not assumed(sp, t):
+                continue
             line = note(sp, t)
         except ValueError:
             continue
-        if "assumed" in line:
-            out.append(Diagnostic("info", ins.line, ins.col, f"'{sp}': {line}", "sfu-model"))
+        out.append(Diagnostic("info", ins.line, ins.col, f"'{sp}': {line}", "sfu-model"))
     return out
 
 

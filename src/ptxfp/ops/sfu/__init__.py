@@ -3,7 +3,8 @@ in two layers of data:
 
 - ``primitives``: what one MUFU instruction computes (rcp, rsq, sqrt, ex2, lg2), one model each,
   from ptx-math's published method and tables (``tables``, written by tools/sfu_tables.py);
-  measured on sm_5x-sm_75 by ptx-math, assumed on sm_80 and later (``note``);
+  measured on sm_5x-sm_75 by ptx-math, assumed on sm_80 and later (``measured``: the one
+  table of which GPU measured which primitive, read by ``note`` and the command line);
 - ``sass_data``: the machine code ptxas 13.5 wraps around MUFU per (form, target), recorded by
   tools/sfu_sequences.py; ``sequence`` turns each into a kernel (``kernels_gen``), one statement
   per SASS instruction, with the float arithmetic of ``sass_ops``.
@@ -12,8 +13,8 @@ in two layers of data:
 are in ``model``; rows in isa/sfu.py; docs/semantics.md "SFU forms".
 """
 
-from .model import (DEFAULT_TARGET, TARGETS, compute, core, modeled, note, plan,
-                    using_target)
+from .model import (DEFAULT_TARGET, TARGETS, assumed, compute, core, modeled,
+                    modeled_primitives, note, plan, primitives_of, using_target)
 
-__all__ = ["compute", "core", "plan", "note", "TARGETS", "DEFAULT_TARGET", "using_target",
-           "modeled"]
+__all__ = ["compute", "core", "plan", "note", "assumed", "TARGETS", "DEFAULT_TARGET",
+           "using_target", "modeled", "primitives_of", "modeled_primitives"]

@@ -4,7 +4,8 @@
 A form on a target is the kernel of the sequence ptxas 13.5 emits for it there
 (``KERNELS``, from ``SASS``), whose MUFU is the primitive of
 ``primitives``.  ``note(form, target)`` says which primitives were measured on that target and
-which are assumed ("measured on sm_75; assumed on sm_90").  The target of ``core``'s plans is the
+which are assumed ("rcp: measured on sm_75 (ptx-math); assumed on sm_90"; the table is
+``measured.PRIMITIVES``).  The target of ``core``'s plans is the
 context's (``using_target``; ``DEFAULT_TARGET`` otherwise), read when a plan runs.
 """
 
@@ -28,10 +29,12 @@ from ..common import Plan, entry
 from .kernels_gen import FUNCS, KERNELS, REFUSED
 from .sass_data import SASS
 from .sass_data import TARGETS as _RECORDED
-from .primitives import provenance
+from .measured import BY_MUFU, is_measured, provenance
+from .measured import PRIMITIVES as PROVENANCE
+from .primitives import MUFU
 
 __all__ = ["compute", "core", "plan", "note", "TARGETS", "DEFAULT_TARGET", "using_target",
-           "modeled"]
+           "modeled", "assumed", "primitives_of", "modeled_primitives"]
 
 #: the targets whose sequences are recorded (sass_data.TARGETS)
 TARGETS: tuple[str, ...] = tuple(_RECORDED)
@@ -83,16 +86,37 @@ def _refuse(form: str, target: str) -> NoModelError:
     return NoModelError(f"'{form}' on {target} is not computed by ptxfp: {why}")
 
 
+def primitives_of(form: str) -> list[str]:
+    """The primitives (measured.PRIMITIVES' names: 'rcp', 'ex2' ...) of the MUFU instructions
+    ptxas emits for ``form`` on any recorded target, ptxfp-computed or not; [] for none."""
+    ops = {m.group(1) for t in TARGETS for s in SASS.get((form, t), ())
+           for m in [re.search(r"MUFU\.(\w+)", s)] if m}
+    return sorted(BY_MUFU[o] for o in ops if o in BY_MUFU)
+
+
+def modeled_primitives(form: str) -> list[str]:
+    """The form's primitives that ptxfp computes (primitives.MUFU)."""
+    return [p for p in primitives_of(form) if PROVENANCE[p].mufu in MUFU]
+
+
 def note(form: str, target: str | None = None) -> str:
     """Which of the form's primitives are measured on ``target`` and which are assumed, one
-    line ('MUFU.EX2 measured on sm_75; assumed on sm_90')."""
+    line from measured.PRIMITIVES ('rcp: measured on sm_75 (ptx-math); assumed on sm_90');
+    '<form>: no model on <target>' where ptxfp computes none of them."""
     t = check_target(target)
     lines = SASS.get((form, t), ())
-    prims = sorted({m.group(1) for s in lines for m in [re.search(r"MUFU\.(\w+)", s)] if m})
-    known = [p for p in prims if p in ("RCP", "RSQ", "SQRT", "EX2", "LG2")]
+    ops = {m.group(1) for s in lines for m in [re.search(r"MUFU\.(\w+)", s)] if m}
+    known = sorted(BY_MUFU[o] for o in ops if o in BY_MUFU and o in MUFU)
     if not known:
         return f"{form}: no model on {t}"
-    return "; ".join(f"MUFU.{p} {provenance(p, t)}" for p in known)
+    return "; ".join(provenance(p, t) for p in known)
+
+
+def assumed(form: str, target: str | None = None) -> bool:
+    """Whether one of the form's computed primitives is assumed (not measured) on ``target``."""
+    t = check_target(target)
+    return any(not is_measured(p, t) for p in modeled_primitives(form)
+               if (form, t) in SASS)
 
 
 def _kernel(name: str) -> Any:

@@ -15,9 +15,9 @@ range for the non-``.ftz`` forms; ptx-math's non-ftz model computes the same thr
 scaling, and ``tools/ptxm_compare.py`` holds the composition to it).  A NaN result is the
 canonical NaN ``0x7fffffff``.
 
-Which GPU measured which primitive: ``MEASURED`` (ptx-math's validation table: sm_5x, sm_6x,
-sm_70, sm_75 on all 2^32 inputs); every later target is assumed to equal sm_75
-(``provenance``).
+Which GPU measured which primitive: ``measured.PRIMITIVES`` (ptx-math's validation table: sm_5x,
+sm_6x, sm_70, sm_75 on all 2^32 inputs); every later target is assumed to equal sm_75
+(``measured.provenance``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .measured import PRIMITIVES as _PROVENANCE
 from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2_C2_TERM_ALIGNMENT,
                      EX2_M, EX2_SUM_WEIGHT, EX2_TABLE, LG2_BIAS, LG2_C0_TERM_ALIGNMENT,
                      LG2_C1_TERM_ALIGNMENT, LG2_C2_TERM_ALIGNMENT, LG2_M, LG2_SUM_WEIGHT,
@@ -36,7 +37,7 @@ from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2
                      SQRT_TABLE)
 
 __all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "MUFU", "MEASURED",
-           "PRIMITIVES", "provenance", "SQ"]
+           "PRIMITIVES", "SQ"]
 
 NAN = 0x7FFFFFFF
 
@@ -277,23 +278,10 @@ def mufu_ex2(x: int) -> int:
 #: MUFU opcode (as SASS writes it) -> its primitive
 MUFU = {"RCP": mufu_rcp, "RSQ": mufu_rsq, "SQRT": mufu_sqrt, "EX2": mufu_ex2, "LG2": mufu_lg2}
 
-#: primitive -> the targets on which ptx-math's validation table measured the model ptxfp uses
-#: (all 2^32 inputs); sqrt: ptx-math's sm_6x model (sm_5x computes rcp(rsqrt(x)))
-MEASURED: dict[str, tuple[str, ...]] = {
-    "RCP": ("sm_5x", "sm_6x", "sm_70", "sm_75"),
-    "RSQ": ("sm_5x", "sm_6x", "sm_70", "sm_75"),
-    "SQRT": ("sm_6x", "sm_70", "sm_75"),
-    "EX2": ("sm_5x", "sm_6x", "sm_70", "sm_75"),
-    "LG2": ("sm_5x", "sm_6x", "sm_70", "sm_75"),
-}
+#: MUFU opcode -> the targets on which its model was measured (a view of measured.PRIMITIVES,
+#: the one table of who measured what)
+MEASURED: dict[str, tuple[str, ...]] = {m.mufu: m.measured for m in _PROVENANCE.values()
+                                        if m.mufu in MUFU}
 #: the primitives ptxfp has a model of
 PRIMITIVES = tuple(MUFU)
 
-
-def provenance(prim: str, target: str) -> str:
-    """'measured on sm_75' where ptx-math's table names the target's family, else
-    'measured on sm_75; assumed on sm_90'."""
-    fam = "sm_%sx" % target[3] if target[3] in "56" and len(target) == 5 else target
-    if fam in MEASURED[prim] or target in MEASURED[prim]:
-        return f"measured on {target}"
-    return f"measured on sm_75; assumed on {target}"

@@ -386,8 +386,9 @@ def _run_detailed(text, inputs, memory, threads, entry, grid=None, block=None,
 
 def run_notes(prog) -> list[str]:
     """One line per pair ptxas fuses and per SFU form whose primitive is assumed on the
-    target ("MUFU.EX2 measured on sm_75; assumed on sm_90")."""
-    from ...ops.sfu import note
+    target ("line 7: ex2.approx.f32: ex2: measured on sm_75 (ptx-math); assumed on sm_90";
+    ops/sfu/measured.py)."""
+    from ...ops.sfu import assumed, note
     out = [f.note() for f in prog.fusions]
     seen = set()
     for s in prog.statements:
@@ -395,9 +396,8 @@ def run_notes(prog) -> list[str]:
         if sp in seen or s.opcode not in _SFU_OPCODES or not s.text:   # not the rewrite's
             continue
         seen.add(sp)
-        line = note(sp, prog.target)
-        if "assumed" in line:
-            out.append(f"line {s.line}: {sp}: {line}")
+        if assumed(sp, prog.target):
+            out.append(f"line {s.line}: {sp}: {note(sp, prog.target)}")
     return out
 
 
