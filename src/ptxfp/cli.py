@@ -278,9 +278,10 @@ def cmd_eval(args, out):
         raise CliError(f"{' '.join(str(e).split())} (did you mean '{hint}'?)") from e
     if form.row.matrix is not None:
         return _eval_matrix(form, args, out)
-    if args.seed is not None or args.target is not None or args.out is not None:
+    sfu = form.family == "sfu"
+    if args.seed is not None or args.out is not None or (args.target is not None and not sfu):
         raise CliError("--seed, --target and --out are for the matrix forms (mma, wgmma, "
-                       "tcgen05.mma)")
+                       "tcgen05.mma); --target also for the SFU forms (.approx, div.full)")
     names, fmts = form.operand_names, form.operand_formats
     if len(args.operands) != len(names):
         raise CliError(f"'{form.spelling}' takes {len(names)} operand"
@@ -288,17 +289,29 @@ def cmd_eval(args, out):
                        f"got {len(args.operands)}")
     ops = [parse_value(t, f, f"operand {n} (.{f})")
            for t, n, f in zip(args.operands, names, fmts)]
-    d = compute(form, *ops)
+    if sfu:
+        from .ops.sfu import DEFAULT_TARGET
+        from .ops.sfu.model import check_target
+        target = check_target(args.target or DEFAULT_TARGET)
+        d = compute(form, *ops, target=target)
+        note = _sfu_note(str(form), target)
+        if note is not None and not args.json:
+            print(f"{PROG}: note: {form}: {note}", file=sys.stderr)
+    else:
+        d = compute(form, *ops)
     _warn_undocumented(form)
     dtype = _dest_type(form)
     dw = width(dtype)
     rows = [(n, f, v, width(f)) for n, f, v in zip(names, fmts, ops)]
     rows.append(("d", dtype, d, dw))
     if args.json:
-        json.dump({"spelling": str(form), "min_ptx": form.min_ptx_str,
-                   "min_target": form.min_target,
-                   "operands": {n: _json_value(v, f, w) for n, f, v, w in rows[:-1]},
-                   "result": _json_value(d, dtype, dw)}, out, indent=2)
+        doc = {"spelling": str(form), "min_ptx": form.min_ptx_str,
+               "min_target": form.min_target,
+               "operands": {n: _json_value(v, f, w) for n, f, v, w in rows[:-1]},
+               "result": _json_value(d, dtype, dw)}
+        if sfu:                        # the GPU it computed for, and whose primitive it is
+            doc["target"], doc["note"] = target, note
+        json.dump(doc, out, indent=2)
         out.write("\n")
         return 0
     out.write(f"{form}   (PTX {form.min_ptx_str}, {form.min_target})\n")
@@ -590,6 +603,11 @@ def cmd_check(args, out):
             continue               # what ptxas fuses, which SFU primitive is assumed: with -v
         where = f"{name}:{d.line}:{d.col}:" if d.line else f"{name}:"
         out.write(f"{where} {d.severity}: {_cli_words(d.message)} [{d.rule}]\n")
+    sfu = [d for d in report if d.rule == "sfu-model"]
+    if sfu and args.verbose < 1 and not args.errors_only:
+        # which SFU primitives are assumed on the target: one line (-v: one per instruction)
+        out.write(f"{name}: info: {_sfu_summary(d.message for d in sfu)} (-v: where) "
+                  "[sfu-model]\n")
     if args.errors_only:
         return 1 if errors else 0
     if args.verbose >= 1 and counts:
@@ -602,6 +620,28 @@ def cmd_check(args, out):
               f"{report.unmodeled} not modeled"
               + ("" if args.verbose or not counts else " (-v: which)") + "\n")
     return 1 if errors else 0
+
+
+_PROVENANCE = re.compile(r"(\w+): (measured on \S+ \([^)]*\)(?:; assumed on \w+)?)")
+
+
+def _sfu_summary(messages):
+    """The SFU-model notes ("'ex2.approx.f32': ex2: measured on sm_75 (ptx-math); assumed on
+    sm_90", ...) as one line, the primitives with the same provenance together."""
+    groups = {}
+    for m in messages:
+        for prim, what in _PROVENANCE.findall(m.split("': ", 1)[-1]):
+            groups.setdefault(what, {})[prim] = None
+    return "; ".join(f"{', '.join(sorted(ps))}: {what}" for what, ps in groups.items())
+
+
+def _sfu_note(spelling, target):
+    """The one-line note of an SFU form whose primitive is assumed on ``target``, else None."""
+    from .ops import sfu
+    try:
+        return sfu.note(spelling, target) if sfu.assumed(spelling, target) else None
+    except PtxfpError:
+        return None
 
 
 def _cli_words(message):
@@ -844,7 +884,7 @@ def cmd_run(args, out):
         raise CliError(f"--entry {args.entry}: {name} is a snippet (it has no .entry); "
                        "--entry picks a function of a module, leave it out")
     with _in_file(name):
-        prog = prepare(text, entry=args.entry)
+        prog = prepare(text, entry=args.entry, target=args.mma_target)
     if "<" in text:                       # a register past a declared range %h<4>: say so
         from .ptx.check import check
         for d in check(text):
@@ -903,6 +943,9 @@ def cmd_run(args, out):
                     from None
             raise
     names = list(res.registers)
+    sfu_notes = [n for n in res.notes if "assumed on" in n]
+    if sfu_notes and not args.json:      # the SFU primitives assumed on the target: one line
+        print(f"{PROG}: note: {_sfu_summary(sfu_notes)}", file=sys.stderr)
     if args.out is not None:
         return _write_npz(args, res, mems, out)
     if args.json:
@@ -916,7 +959,8 @@ def cmd_run(args, out):
                        "texts": [v["text"] for v in vals]}
             if typ in ("f16x2", "bf16x2"):
                 regs[r]["lanes"] = [[lane["value"] for lane in v["lanes"]] for v in vals]
-        doc = {"file": name, "threads": res.threads, "registers": regs}
+        doc = {"file": name, "threads": res.threads, "registers": regs,
+               "target": res.target, "notes": list(res.notes)}
         if res.memory is not None:
             doc["memory"] = res.memory.tobytes().hex()
         json.dump(doc, out, indent=2)
@@ -997,21 +1041,59 @@ def _matches(word, row):
     return w in spelling.lower()
 
 
+_SFU_OPCODES = frozenset(("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos", "tanh", "div"))
+
+
+def _sfu_model(spelling):
+    """(text, JSON) of where an SFU form's primitive was measured and on which of ptxfp's
+    targets it is assumed (ops/sfu/measured.py), or None for a form of no SFU primitive:
+    'rcp: measured on sm_75 (ptx-math); assumed on sm_80 sm_86 sm_89 sm_90 sm_100'."""
+    from .ops import sfu
+    from .ops.sfu import measured
+    if spelling.split(".", 1)[0] not in _SFU_OPCODES or _parse_form(spelling).family != "sfu":
+        return None
+    prims = sfu.primitives_of(spelling)
+    if not prims:
+        return "not computed: no public model of its primitive", {"computed": False}
+    texts, doc = [], {}
+    for p in prims:
+        m = measured.PRIMITIVES[p]
+        if p not in sfu.modeled_primitives(spelling):
+            texts.append(f"{p}: not computed yet (measured on {m.measured[-1]} by {m.source})")
+            doc[p] = {"computed": False, "measured": list(m.measured), "source": m.source}
+            continue
+        on = [t for t in sfu.TARGETS if measured.is_measured(p, t)]
+        assumed = measured.assumed_on(p, sfu.TARGETS)
+        texts.append(f"{p}: measured on {', '.join(on)} ({m.source})"
+                     + (f"; assumed on {' '.join(assumed)}" if assumed else ""))
+        doc[p] = {"computed": True, "measured": list(m.measured), "source": m.source,
+                  "assumed": assumed}
+    return "; ".join(texts), doc
+
+
 def cmd_list(args, out):
     rows = _forms()
     if args.pattern:
         rows = [r for r in rows if all(_matches(p, r) for p in args.pattern)]
     if not rows:
         raise CliError(f"no form matches {' '.join(args.pattern)!r}")
+    models = {r[0]: _sfu_model(r[0]) for r in rows}
     if args.json:
-        json.dump([{"spelling": s, "min_ptx": v, "min_target": t, "section": sec}
+        json.dump([{"spelling": s, "min_ptx": v, "min_target": t, "section": sec,
+                    **({"model": models[s][1]} if models[s] else {})}
                    for s, v, t, sec, _ in rows], out, indent=2)
         out.write("\n")
         return 0
     w = max(len(r[0]) for r in rows)
-    out.write(f"{'form':<{w}}  PTX   target  section\n")
+    ww = max(len(r[3]) for r in rows)
+    model = any(models.values())
+    out.write(f"{'form':<{w}}  PTX   target  {'section':<{ww}}  model\n" if model else
+              f"{'form':<{w}}  PTX   target  section\n")
     for s, v, t, sec, _ in rows:
-        out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
+        if model and models[s]:
+            out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec:<{ww}}  {models[s][0]}\n")
+        else:
+            out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
     out.write(f"{len(rows)} form{'s' if len(rows) != 1 else ''}\n")
     return 0
 
@@ -1188,6 +1270,9 @@ examples:
   ptxfp eval fma.rz.sat.f32.f16 0.5f16 0.5f16 0.75f32
   ptxfp eval cvt.rn.satfinite.f16.f32 1e6f32
   ptxfp eval cvt.f32.bf16 0x3fc0 --json
+SFU forms (.approx, div.full) take --target (default sm_75); where their primitive is assumed
+on it, not measured, a note says so on standard error:
+  ptxfp eval ex2.approx.f32 0.5f32 --target sm_90
 matrix forms take @FILE.npy operands (A, B, C, then the scale factors of the block-scaled
 kinds) or --seed N, and --target (sm_80, sm_90, sm_100 ...):
   ptxfp eval mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 --seed 1
@@ -1285,7 +1370,9 @@ def build_parser():
     e.add_argument("--seed", type=int, metavar="N",
                    help="matrix forms: draw A, B, C (and scale factors) at random")
     e.add_argument("--target", metavar="sm_XX",
-                   help="matrix forms: the architecture whose tensor cores compute D")
+                   help="matrix forms: the architecture whose tensor cores compute D; SFU "
+                   "forms (.approx, div.full): the GPU whose sequence and primitive compute "
+                   "d (default sm_75)")
     e.add_argument("--out", metavar="FILE.npz",
                    help="matrix forms: save A, B, C, D (and scale factors) to a .npz file")
     e.set_defaults(fn=cmd_eval)
