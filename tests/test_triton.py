@@ -140,6 +140,44 @@ def test_bad_arguments_are_one_line():
         pt.launch(axpy, 1, x, x, x, 16, 1.0, BLOCK=16, target="gfx90a")
 
 
+@triton.jit
+def scalars(out_ptr, flag, h, big, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    v = tl.where(flag, h.to(tl.float32), -1.0) + (big % 1024).to(tl.float32)
+    tl.store(out_ptr + offs, v + offs * 0.0)
+
+
+def test_launch_packs_from_public_information(monkeypatch):
+    """No private Triton helper: the compile arguments come from the binder, the backend's
+    parse_options / parse_attr and kernel.arg_names; the launch parameters are laid onto the
+    .entry's own parameter list (a bool, an fp32 and an i64 scalar among them)."""
+    def private(*a, **k):
+        raise AssertionError("ptxfp.triton called JITFunction._pack_args")
+    monkeypatch.setattr(type(scalars), "_pack_args", private, raising=False)
+    out = np.zeros(32, np.float32)
+    run = pt.launch(scalars, 1, out, True, 1.5, 2**40 + 7, BLOCK=32)
+    sig = run.compiled.signature
+    assert (sig["flag"], sig["h"], sig["big"]) == ("u1", "fp32", "i64")
+    assert (out == 1.5 + 7).all()
+    run = pt.launch(scalars, 1, out, False, 1.5, 2**40 + 3, BLOCK=32)
+    assert (out == -1.0 + 3).all()
+
+
+def test_launch_packing_errors_are_one_line():
+    x = np.zeros(16, np.float32)
+    with pytest.raises(ptxfp.errors.OperandError, match="neither a parameter of the kernel "
+                                                          "nor a Triton option") as e:
+        pt.launch(axpy, 1, x, x, x, 16, 1.0, BLOCK=16, num_wraps=2)
+    assert "\n" not in str(e.value)
+    from ptxfp.triton.launch import _pack
+    c = pt.compile_kernel(axpy, x, x, x, 16, 1.0, BLOCK=16)
+    with pytest.raises(ptxfp.errors.OperandError, match="calling convention") as e:
+        _pack(c, [("x_ptr", "*fp32", 256)] * 7, [0, 0])
+    assert "\n" not in str(e.value)
+    with pytest.raises(ptxfp.errors.OperandError, match=r"argument 'n' \(fp64\) meets") as e:
+        _pack(c, [("x", "*fp32", 0)] * 3 + [("n", "fp64", 0), ("alpha", "fp32", 0)], [0, 0])
+
+
 def _python_blocks(path):
     return re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
 

@@ -15,7 +15,12 @@ What a launch does, as Triton's CUDA launcher does it on a GPU:
   bits (truncated), ``fp64`` as is.
 - **Compiling.** ``triton.compile(ASTSource(...), target=GPUTarget("cuda", cc, 32),
   options=...)`` with Triton's option parsing (``num_warps``, ``num_stages`` and any other
-  option a Triton launch takes); the PTX is cached per (kernel source, specialisation,
+  option a Triton launch takes).  What ``compile`` takes is computed here from public pieces
+  only (no private ``JITFunction`` method, so it survives Triton versions): the binder's types
+  and specialisations of ``kernel.arg_names``, the backend's ``parse_options`` and
+  ``parse_attr``.  The launch parameters are laid onto the compiled ``.entry``'s own
+  parameter list: the non-constexpr arguments in order, each checked against its PTX width,
+  then the scratch pointers on the parameters the entry declares after them.  The PTX is cached per (kernel source, specialisation,
   options, target) in this process (Triton also caches on disk).
 - **Running.** ``grid`` is an int, a tuple, or a function of the arguments (Triton's
   ``lambda meta: (...)``); the block is ``num_warps * 32`` threads; dynamic shared memory is
@@ -229,6 +234,51 @@ def _check_kernel(kernel):
                            "pass its .fn)")
 
 
+def _paths(values, pred, path=()):
+    """The index paths (tuples) of the leaves of nested lists / tuples `values` that satisfy
+    `pred`, in order (a tuple argument's members are leaves one level down)."""
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, (list, tuple)):
+            out += _paths(v, pred, (*path, i))
+        elif pred(v):
+            out.append((*path, i))
+    return out
+
+
+def _at(values, path):
+    for i in path:
+        values = values[i]
+    return values
+
+
+def _compile_args(kernel, backend, opts, bound, spec):
+    """What ``triton.compile`` takes for this specialisation, from public information: the
+    backend's ``parse_options`` over the launch options, the signature (each parameter of
+    ``kernel.arg_names`` with the type the binder gave it), the constexpr values (by path) and
+    the backend's ``parse_attr`` of each other parameter's specialisation ('D' divisible by
+    16 ...)."""
+    names = list(kernel.arg_names)
+    for k in ("device_type", "device", "stream"):
+        if k in opts:
+            raise OperandError(f"{kernel.fn.__name__}: the {k}= option is not taken (the "
+                               "target is target=)")
+    options = backend.parse_options(dict(opts))
+    for k in opts:
+        if k not in options.__dict__ and k not in names:
+            raise OperandError(f"{kernel.fn.__name__}: keyword argument '{k}' is neither a "
+                               "parameter of the kernel nor a Triton option")
+    types = [s[0] for s in spec]
+    signature = dict(zip(names, types))
+    values = list(bound.values())
+    constexprs = {path: _at(values, path)
+                  for path in _paths(types, lambda t: isinstance(t, str) and t == "constexpr")}
+    attrvals = ["" if s[0] == "constexpr" else s[1] for s in spec]
+    attrs = {path: backend.parse_attr(_at(attrvals, path))
+             for path in _paths(attrvals, lambda a: isinstance(a, str))}
+    return options, signature, constexprs, attrs
+
+
 def _specialise(kernel, target, args, kwargs):
     """Triton's binder over the arguments: (bound arguments, options, signature, constexprs,
     attrs, the cache key)."""
@@ -238,11 +288,7 @@ def _specialise(kernel, target, args, kwargs):
         bound, spec, opts = binder(*args, **kwargs)
     except TypeError as e:
         raise OperandError(f"{kernel.fn.__name__}: {e}") from None
-    try:
-        options, signature, constexprs, attrs = kernel._pack_args(backend, opts, bound, spec,
-                                                                  opts)
-    except (KeyError, AssertionError) as e:
-        raise OperandError(f"{kernel.fn.__name__}: {e}") from None
+    options, signature, constexprs, attrs = _compile_args(kernel, backend, opts, bound, spec)
     key = (kernel.cache_key, target, str(spec), str(options))
     return bound, options, signature, constexprs, attrs, key
 
@@ -375,30 +421,25 @@ def launch(kernel: Any, grid: Any, *args: Any, target: str = DEFAULT_TARGET,
     mem = np.zeros(at, np.uint8)
     for b in bufs:
         mem[b.addr:b.addr + b.bytes.size] = b.bytes
-    # parameters: the non-constexpr arguments in order, then the two scratch pointers
-    params = {}
-    i = 0
-    for name, ty in signature.items():
+    # parameters: the non-constexpr arguments in signature order, then the scratch pointers,
+    # laid onto the .entry's parameter list (its names, count and widths)
+    values = []
+    for name, ty in comp.signature.items():
         if ty == "constexpr":
             continue
         v = bound[name]
+        if not isinstance(ty, str):
+            raise OperandError(f"argument '{name}': Triton type {ty!r} is not run by "
+                               "ptxfp.triton")
         if ty.startswith("*"):
             bits = v.data_ptr() if isinstance(v, _Ptr) else (0 if v is None else None)
             if bits is None:
                 raise OperandError(f"argument '{name}': a pointer parameter ({ty}) takes an "
                                    f"array, got {type(v).__name__}")
-        elif isinstance(ty, str):
-            bits = _scalar_bits(v, ty, name)
         else:
-            raise OperandError(f"argument '{name}': Triton type {ty!r} is not run by "
-                               "ptxfp.triton")
-        params[f"{comp.name}_param_{i}"] = bits
-        i += 1
-    for s in scratch:
-        params[f"{comp.name}_param_{i}"] = s
-        i += 1
-    declared = _declared_params(comp)
-    params = {k: v for k, v in params.items() if k in declared}
+            bits = _scalar_bits(v, ty, name)
+        values.append((name, ty, bits))
+    params = _pack(comp, values, scratch)
     block = 32 * comp.num_warps
     steps = max_steps if max_steps is not None else max(MAX_STEPS, 10**6 * nprog)
     r = run_detailed(comp.program(), params, memory=mem, grid=g, block=block,
@@ -414,13 +455,41 @@ def launch(kernel: Any, grid: Any, *args: Any, target: str = DEFAULT_TARGET,
                      thread_instructions=r.thread_instructions, memory=out)
 
 
-def _declared_params(comp):
-    """The parameter names the entry declares (read once per compiled kernel)."""
-    names = getattr(comp, "_params", None)
-    if names is None:
-        names = set(re.findall(rf"\b{re.escape(comp.name)}_param_\d+\b", comp.ptx))
-        comp._params = names
-    return names
+#: bits of a Triton scalar type (pointers: 64)
+_TY_BITS = {"fp16": 16, "bf16": 16, "fp32": 32, "f32": 32, "fp64": 64}
+
+
+def _entry_params(comp):
+    """The .entry's parameters in order: (name, PTX type), read once per compiled kernel."""
+    hit = getattr(comp, "_entry", None)
+    if hit is None:
+        fn = comp.program().function
+        hit = comp._entry = [(p.name, p.type) for p in fn.params]
+    return hit
+
+
+def _pack(comp, values, scratch):
+    """Parameter name -> bits: the arguments (name, Triton type, bits) onto the first .entry
+    parameters, each checked against its PTX width, then Triton's scratch pointers (global,
+    then profile) onto as many parameters as the entry declares after them."""
+    entry = _entry_params(comp)
+    if len(entry) < len(values) or len(entry) > len(values) + len(scratch):
+        raise OperandError(f"{comp.name}: the .entry declares {len(entry)} parameters for "
+                           f"{len(values)} non-constexpr arguments (and {len(scratch)} scratch "
+                           "pointers): Triton's calling convention is not the one ptxfp knows")
+    out = {}
+    for (pname, ptype), (name, ty, bits) in zip(entry, values):
+        m = re.fullmatch(r"[iu](\d+)", ty)
+        want = 64 if ty.startswith("*") else int(m.group(1)) if m else _TY_BITS.get(ty)
+        have = int(re.sub(r"\D", "", ptype) or 0)
+        if want is not None and max(want, 8) != have and not (want == 1 and have in (8, 32)):
+            raise OperandError(f"argument '{name}' ({ty}) meets .entry parameter {pname} "
+                               f"(.{ptype}): Triton's calling convention is not the one "
+                               "ptxfp knows")
+        out[pname] = bits
+    for (pname, _), s in zip(entry[len(values):], scratch):
+        out[pname] = s
+    return out
 
 
 def compile_kernel(kernel: Any, *args: Any, target: str = DEFAULT_TARGET, num_warps: int = 4,

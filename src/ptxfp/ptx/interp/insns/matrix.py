@@ -1,15 +1,50 @@
-"""Warp-collective matrix moves that feed and drain mma.sync: ldmatrix (.m8n8 .x1/.x2/.x4
-{.trans} .b16 from .shared), stmatrix (the same shapes into .shared) and movmatrix
-(.m8n8.trans.b16, a transpose across the warp's registers).
+"""Warp-collective matrix moves that feed and drain mma.sync: ldmatrix (from .shared),
+stmatrix (into .shared) and movmatrix (.m8n8.trans.b16, a transpose across the warp's
+registers), every shape of the PTX ISA manual (9.0, sections 9.7.14.5.15-17):
 
-The PTX ISA's layout of an 8x8 matrix of 16-bit elements: lane ``8*i + r`` gives the address of
-row ``r`` of matrix ``i`` (16 bytes, 16-byte aligned); register ``i`` of lane ``l`` holds row
-``l // 4``, columns ``2*(l % 4)`` (bits 0-15) and ``2*(l % 4) + 1`` (bits 16-31) of matrix ``i``
-(with .trans: those of the transposed matrix).  Every lane of each warp must execute it
-(.sync.aligned).
+=================  ==========  ==============================================  ==========
+form               .num        element types                                   targets
+=================  ==========  ==============================================  ==========
+ldmatrix .m8n8     x1, x2, x4  .b16, .trans optional                           sm_75+
+ldmatrix .m16n16   x1, x2      .b8, .b8x16.b6x16_p32, .b8x16.b4x16_p64; .trans  (1)
+                               mandatory
+ldmatrix .m8n16    x1, x2, x4  .b8x16.b6x16_p32, .b8x16.b4x16_p64; no .trans    (1)
+stmatrix .m8n8     x1, x2, x4  .b16, .trans optional                           sm_90+
+stmatrix .m16n8    x1, x2, x4  .b8, .trans mandatory                           (1)
+=================  ==========  ==============================================  ==========
+
+(1) an arch- or family-specific Blackwell target: sm_100a/f, sm_101a/f, sm_103a/f,
+sm_107a/f, sm_110a/f, sm_120a/f, sm_121a/f (ptxas 13.5 agrees: tests/test_interp_matrix.py).
+The 8-bit forms need PTX ISA 8.6, stmatrix 7.8, ldmatrix 6.5.
+
+Every matrix row is 16 bytes of .shared (16-byte aligned) whose address one lane gives: lane
+``R*i + r`` gives row ``r`` of matrix ``i`` (R = 8 rows a matrix, 16 for .m16n16).  What each
+lane's registers hold (the manual's figures 104-108), in the matrix the registers see (the
+memory matrix, or its transpose with .trans):
+
+* .m8n8 .b16: register ``i``, lane ``l``: row ``l//4``, columns ``2(l%4)``, ``+1`` (bits 0-15,
+  16-31) of matrix ``i``.
+* .m16n16 (8-bit): registers ``2i``, ``2i+1``: rows ``l//4`` and ``l//4 + 8``, columns
+  ``4(l%4)`` .. ``+3`` (byte 0 = the lowest column) of the transpose of matrix ``i``.
+* .m8n16: register ``i``: row ``l//4``, columns ``4(l%4)`` .. ``+3`` of matrix ``i``.
+* stmatrix .m16n8 .b8: register ``i``, bytes e0..e3 (e0 the low byte): row ``l//4`` columns
+  ``2(l%4)``, ``+1`` (e0, e1) and row ``l//4 + 8`` (e2, e3) of a 16x8 matrix, stored transposed:
+  memory row ``c`` (8 rows of 16 bytes) holds its column ``c``.
+
+The .b6x16_p32 / .b4x16_p64 sources hold 16 unsigned 6-bit (4-bit) elements packed from the
+row's lowest bit (element ``e`` at bits ``6e`` .. ``6e+5`` of the little-endian 128-bit row),
+then 32 (64) bits of padding, which are ignored; each element lands in the low bits of its byte,
+the rest zero (the manual's 5.5.1.1.1 for the 6-bit case; for the 4-bit case CUTLASS 4.2,
+cute/atom/mma_traits_sm120.hpp: "ld.matrix b4x16_p64 places FP4 data at the first four bits in
+each eight-bit container", which is why kind::f8f6f4's e2m1 needs a shift by two).
+
+Every lane of each warp must execute it (.sync.aligned).
 """
 
 from __future__ import annotations
+
+import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,6 +58,9 @@ from .mem import _address, _space_of
 
 _NUM = {"x1": 1, "x2": 2, "x4": 4}
 _ROW = np.arange(16)
+_SPACES = {"shared", "shared::cta"}
+#: source formats of the decompressing loads: bits an element
+_SRC_BITS = {"b6x16_p32": 6, "b4x16_p64": 4}
 
 
 def _warps(st, ins):
@@ -44,56 +82,182 @@ def _warps(st, ins):
 def _regs(ins, op, num, what):
     items = list(op.items) if isinstance(op, Vec) else [op]
     if len(items) != num or not all(isinstance(o, Reg) for o in items):
-        raise _bad(ins, f"{what} needs {num} .b32 register{'s' * (num > 1)} for "
-                        f".x{num}", op)
+        raise _bad(ins, f"{what} needs {num} .b32 register{'s' * (num > 1)} here", op)
     return items
 
 
-def _form(ins, store):
-    """(matrices, transposed) of an ldmatrix / stmatrix spelling."""
-    sfx = list(ins.suffixes)
+# --- the forms ---------------------------------------------------------------------------------
+
+class _Form:
+    """One ldmatrix / stmatrix form: ``rows`` rows a matrix (the lanes that give addresses:
+    ``rows * num``), ``elem`` bits an element in a register (16 or 8), ``src`` the source
+    format (None, 'b6x16_p32', 'b4x16_p64'), ``regs`` registers, and ``where`` (regs, 32, per
+    register) -> (row provider, element of that row) of every element of every register."""
+
+    def __init__(self, shape, num, trans, elem, src, rows, regs, where):
+        self.shape, self.num, self.trans, self.elem, self.src = shape, num, trans, elem, src
+        self.rows, self.regs = rows, regs
+        self.provider = where[..., 0]          # (regs, 32 lanes, per): the row (0 .. rows*num)
+        self.column = where[..., 1]            # the element of that row
+
+
+@lru_cache(maxsize=None)
+def _layout(op, shape, num, trans, elem, src):
+    """The :class:`_Form` of a legal spelling, its ``where`` table built from the manual's
+    fragment figures (module docstring)."""
+    if op == "ldmatrix" and shape == "m8n8":         # 8x8 of .b16, a register a matrix
+        rows, per_mat = 8, 1
+        def cell(i, h, lane, j):                     # -> (row, col) as the registers see it
+            return lane // 4, 2 * (lane % 4) + j
+    elif op == "ldmatrix" and shape == "m16n16":     # 16x16 of 8 bits, two registers a matrix
+        rows, per_mat = 16, 2
+        def cell(i, h, lane, j):
+            return lane // 4 + 8 * h, 4 * (lane % 4) + j
+    elif op == "ldmatrix" and shape == "m8n16":      # 8x16 of 8 bits
+        rows, per_mat = 8, 1
+        def cell(i, h, lane, j):
+            return lane // 4, 4 * (lane % 4) + j
+    elif op == "stmatrix" and shape == "m8n8":
+        rows, per_mat = 8, 1
+        def cell(i, h, lane, j):
+            return lane // 4, 2 * (lane % 4) + j
+    else:                                            # stmatrix m16n8: a 16x8 register matrix
+        rows, per_mat = 8, 1
+        def cell(i, h, lane, j):
+            return lane // 4 + 8 * (j // 2), 2 * (lane % 4) + j % 2
+    per = 32 // elem
+    where = np.zeros((num * per_mat, 32, per, 2), np.int64)
+    for i in range(num):
+        for h in range(per_mat):
+            for lane in range(32):
+                for j in range(per):
+                    r, c = cell(i, h, lane, j)
+                    if trans:                        # the registers see the transpose
+                        r, c = c, r
+                    where[i * per_mat + h, lane, j] = (rows * i + r, c)
+    return _Form(shape, num, trans, elem, src, rows, num * per_mat, where)
+
+
+#: the targets of the 8-bit forms: arch- or family-specific Blackwell (sm_100 and up, a/f)
+_BLACKWELL_SPECIFIC = re.compile(r"sm_(1\d\d)[af]$")
+
+
+def _target_rule(prog, ins, need, version, what):
+    """A one-line error where the module's .target / .version cannot have this form (ptxas
+    rejects it); a snippet without a module has neither and is taken as written."""
+    if prog.function is None:
+        return
+    p = prog.prog
+    target = p.target
+    if target:
+        m = re.match(r"sm_(\d+)([af]?)$", target)
+        if m is not None:
+            ok = (_BLACKWELL_SPECIFIC.match(target) is not None if need == "blackwell"
+                  else int(m.group(1)) >= need)
+            if not ok:
+                want = ("an sm_100a/f, sm_103a/f, sm_110a/f, sm_120a/f or sm_121a/f target"
+                        if need == "blackwell" else f".target sm_{need} or higher")
+                raise InterpError(f"'{ins.opcode_spelling}': {what} needs {want}, and the "
+                                  f"module's .target is {target}", ins.line, ins.col,
+                                  rule="target")
+    if p.version is not None and tuple(p.version) < version:
+        raise InterpError(f"'{ins.opcode_spelling}': {what} needs PTX ISA .version "
+                          f"{version[0]}.{version[1]} or later, and the module's is "
+                          f"{p.version[0]}.{p.version[1]}", ins.line, ins.col, rule="target")
+
+
+def _form(prog, ins):
+    """The :class:`_Form` of an ldmatrix / stmatrix spelling, after its rules (module
+    docstring's table); a spelling ptxas rejects is a one-line error.  As for ptxas, the
+    qualifiers may come in any order, the two formats of a decompressing load excepted."""
     name = ins.opcode
-    if sfx[:2] != ["sync", "aligned"]:
+    sfx = list(ins.suffixes)
+    if "sync" not in sfx or "aligned" not in sfx:
         raise _bad(ins, f"{name} needs .sync.aligned")
-    rest = sfx[2:]
+    rest = [x for x in sfx if x not in ("sync", "aligned")]
+    shapes = ("m8n8", "m16n16", "m8n16") if name == "ldmatrix" else ("m8n8", "m16n8")
+    found = [x for x in rest if re.fullmatch(r"m\d+n\d+", x)]
+    if len(found) != 1 or found[0] not in shapes:
+        raise _bad(ins, f"{name} needs one shape of {', '.join('.' + s for s in shapes)}")
+    shape = found[0]
     nums = [x for x in rest if x in _NUM]
-    space = _space_of(rest)
-    shape = rest[0] if rest else ""
-    known = {"m8n8", "trans", "b16", "shared", "shared::cta", *_NUM}
-    if shape != "m8n8" or "b16" not in rest or set(rest) - known or len(nums) != 1:
-        raise _unsupported(ins, f"{name} is modeled for .m8n8 .x1/.x2/.x4 {{.trans}} .b16 (the "
-                                ".m16n16/.m8n16/.m16n8 8-bit shapes of sm_100 are not)")
-    if space != "shared":
+    if len(nums) != 1:
+        raise _bad(ins, f"{name}.{shape} needs one of .x1, .x2, .x4")
+    num = _NUM[nums[0]]
+    trans = "trans" in rest
+    spaces = [x for x in rest if x in _SPACES or x in ("global", "local", "const", "param",
+                                                          "shared::cluster", "generic")]
+    if len(spaces) > 1 or (spaces and spaces[0] not in _SPACES):
+        raise _bad(ins, f"{name} reads .shared (or .shared::cta), not "
+                        f"{', '.join('.' + x for x in spaces)}")
+    types = ".".join(x for x in rest if x not in (shape, nums[0], "trans", *spaces))
+    space = spaces[0] if spaces else None
+    if name == "ldmatrix":
+        legal = {"m8n8": ("b16",), "m16n16": ("b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"),
+                 "m8n16": ("b8x16.b6x16_p32", "b8x16.b4x16_p64")}[shape]
+    else:
+        legal = {"m8n8": ("b16",), "m16n8": ("b8",)}[shape]
+    if types not in legal:
+        raise _bad(ins, f"{name}.{shape} takes {' or '.join('.' + t for t in legal)}, not "
+                        f"'.{types}'" if types else f"{name}.{shape} needs its type "
+                        f"({' or '.join('.' + t for t in legal)})")
+    if shape in ("m16n16", "m16n8") and not trans:
+        raise _bad(ins, f"{name}.{shape} needs .trans (mandatory for this shape)")
+    if shape == "m8n16" and trans:
+        raise _bad(ins, f"{name}.m8n16 has no .trans")
+    if shape == "m16n16" and num == 4:
+        raise _bad(ins, "ldmatrix.m16n16 takes .x1 or .x2 (not .x4)")
+    if space is None:
         raise _unsupported(ins, f"{name} with a generic address is not modeled: write "
                                 f"{name}...shared with a .shared address")
-    return _NUM[nums[0]], "trans" in rest
+    if shape == "m8n8":
+        _target_rule(prog, ins, 75 if name == "ldmatrix" else 90,
+                     (6, 5) if name == "ldmatrix" else (7, 8), name)
+    else:
+        _target_rule(prog, ins, "blackwell", (8, 6), f"{name}.{shape}")
+    src = types.split(".")[1] if "." in types else None
+    return _layout(name, shape, num, trans, 16 if types == "b16" else 8, src)
+
+
+# --- the row bytes <-> elements -----------------------------------------------------------------
+
+def _elements(rows, form):
+    """(W, P, 16) row bytes -> (W, P, elements a row) as the registers take them."""
+    if form.elem == 16:
+        return np.ascontiguousarray(rows).view("<u2").astype(np.uint32)
+    if form.src is None:
+        return rows.astype(np.uint32)
+    b = _SRC_BITS[form.src]
+    bits = np.unpackbits(rows, axis=-1, bitorder="little")[..., :16 * b]   # padding dropped
+    bits = bits.reshape(*rows.shape[:-1], 16, b).astype(np.uint32)
+    return (bits << np.arange(b, dtype=np.uint32)).sum(-1, dtype=np.uint32)
 
 
 def _c_ldmatrix(prog, ins):
-    num, trans = _form(ins, False)
+    form = _form(prog, ins)
     _nops(ins, 2)
     dst, addr = ins.operands
     if not isinstance(addr, Addr):
         raise _bad(ins, f"expected an address '[...]', got '{addr}'", addr)
     reads, writes = [], []
     base = _address(prog, ins, addr, "shared", reads)
-    dests = [_dst(prog, ins, o, "b32", writes) for o in _regs(ins, dst, num, "the destination")]
+    dests = [_dst(prog, ins, o, "b32", writes)
+             for o in _regs(ins, dst, form.regs, "the destination")]
     spelling, off = ins.opcode_spelling, addr.offset
     where = (addr.line or ins.line, addr.col or ins.col)
     ipos = (ins.line, ins.col)
+    P = form.rows * form.num
+    shifts = (np.arange(32 // form.elem, dtype=np.uint32) * np.uint32(form.elem))
 
     def run(st):
         T = _warps(st, ins)                       # (W, 32)
         providers = np.zeros(st.n, bool)
-        providers[T[:, :8 * num].reshape(-1)] = True
+        providers[T[:, :P].reshape(-1)] = True
         buf, at = _locate(st, "shared", base(st) + off, providers, 16, spelling, where, ipos)
-        rows = at[T[:, :8 * num]]                 # (W, 8 num): row r of matrix i at 8 i + r
-        mat = buf[rows[..., None] + _ROW].reshape(T.shape[0], num, 8, 16)
-        mat = np.ascontiguousarray(mat).view("<u2")         # (W, num, 8 rows, 8 columns)
-        if trans:
-            mat = mat.transpose(0, 1, 3, 2)
-        pairs = np.ascontiguousarray(mat).reshape(T.shape[0], num, 32, 2).astype(np.uint32)
-        words = pairs[..., 0] | (pairs[..., 1] << np.uint32(16))   # (W, num, lanes)
+        rows = buf[at[T[:, :P]][..., None] + _ROW]              # (W, P, 16) bytes
+        elems = _elements(rows, form)                          # (W, P, E)
+        vals = elems[:, form.provider, form.column]            # (W, regs, 32, per)
+        words = np.bitwise_or.reduce(vals << shifts, axis=-1)  # (W, regs, 32)
         for i, d in enumerate(dests):
             full = np.zeros(st.n, np.uint32)
             full[T.reshape(-1)] = words[:, i, :].reshape(-1)
@@ -102,31 +266,35 @@ def _c_ldmatrix(prog, ins):
 
 
 def _c_stmatrix(prog, ins):
-    num, trans = _form(ins, True)
+    form = _form(prog, ins)
     _nops(ins, 2)
     addr, data = ins.operands
     if not isinstance(addr, Addr):
         raise _bad(ins, f"expected an address '[...]', got '{addr}'", addr)
     reads = []
     base = _address(prog, ins, addr, "shared", reads)
-    srcs = [_src(prog, ins, o, "b32", reads) for o in _regs(ins, data, num, "the source")]
+    srcs = [_src(prog, ins, o, "b32", reads) for o in _regs(ins, data, form.regs, "the source")]
     spelling, off = ins.opcode_spelling, addr.offset
     where = (addr.line or ins.line, addr.col or ins.col)
     ipos = (ins.line, ins.col)
+    P = form.rows * form.num
+    per = 32 // form.elem
+    shifts = np.arange(per, dtype=np.uint32) * np.uint32(form.elem)
+    mask = np.uint32((1 << form.elem) - 1)
+    dtype = "<u2" if form.elem == 16 else np.uint8
 
     def run(st):
         T = _warps(st, ins)
         W = T.shape[0]
         providers = np.zeros(st.n, bool)
-        providers[T[:, :8 * num].reshape(-1)] = True
+        providers[T[:, :P].reshape(-1)] = True
         buf, at = _locate(st, "shared", base(st) + off, providers, 16, spelling, where, ipos)
-        words = np.stack([s(st)[T] for s in srcs], axis=1).astype(np.uint32)   # (W, num, 32)
-        pairs = np.stack([words & np.uint32(0xFFFF), words >> np.uint32(16)], axis=-1)
-        mat = pairs.astype("<u2").reshape(W, num, 8, 8)
-        if trans:
-            mat = mat.transpose(0, 1, 3, 2)
-        rows = np.ascontiguousarray(mat).view(np.uint8).reshape(W, num * 8, 16)
-        idx = at[T[:, :8 * num]][..., None] + _ROW            # (W, 8 num, 16)
+        words = np.stack([s(st)[T] for s in srcs], axis=1).astype(np.uint32)   # (W, regs, 32)
+        vals = (words[..., None] >> shifts) & mask                             # (.., per)
+        elems = np.zeros((W, P, 128 // form.elem), dtype)
+        elems[:, form.provider, form.column] = vals.astype(dtype)
+        rows = np.ascontiguousarray(elems).view(np.uint8).reshape(W, P, 16)
+        idx = at[T[:, :P]][..., None] + _ROW                  # (W, P, 16)
         buf[idx.reshape(-1)] = rows.reshape(-1)               # in thread order: the last wins
     return _Step(ins, run, reads, [])
 
