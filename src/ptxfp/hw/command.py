@@ -30,7 +30,7 @@ _IMPORTED = time.time()
 
 from .. import policy, vectors as package_vectors  # noqa: E402
 from ..errors import PtxfpError  # noqa: E402
-from .forms import all_spellings, parse_form as parse  # noqa: E402
+from .forms import all_spellings, parse_form as parse, sfu_spellings  # noqa: E402
 from .probes import (POLICY_FIELDS, informative, not_run, policy_answers, probes,  # noqa: E402
                      run_probe, suggested_policy)
 from .defects import toolchain_defect  # noqa: E402
@@ -89,8 +89,10 @@ def _parser(prog):
                     "2 cannot run, 3 incomplete.")
     p.add_argument("--forms", default="all", metavar="LIST",
                    help="comma-separated spellings or globs over the canonical spellings "
-                        "of the arithmetic and cvt tables (e.g. 'fma.*.bf16*,add.rn.f16,cvt.*'); "
-                        "'all' (default) or 'none'")
+                        "of the arithmetic, cvt and SFU tables (e.g. 'fma.*.bf16*,add.rn.f16,"
+                        "cvt.*,*.approx.f32'); 'all' (default: the arithmetic and cvt tables), "
+                        "'sfu' (every .approx and div.full form, modeled for the GPU's own sm) "
+                        "or 'none'")
     p.add_argument("--vectors", type=int, default=None, metavar="N",
                    help=f"random vectors per form, besides the special grid and the targeted "
                         f"ones (default {DEFAULT_VECTORS:,}; with --record 0)")
@@ -177,12 +179,18 @@ def _split(text):
 
 
 def select_forms(text):
-    """The canonical spellings a --forms value names (spellings or globs), in table order."""
+    """The canonical spellings a --forms value names (spellings or globs), in table order.
+    ``all`` is the elementwise table; ``sfu`` every SFU form (``.approx``, ``div.full``),
+    which globs reach too (``'*.approx.f32'``)."""
     if text.strip().lower() == "none":
         return []
     table = all_spellings()
     if text.strip().lower() in ("all", "*"):
         return list(table)
+    sfu = sfu_spellings()
+    if text.strip().lower() == "sfu":
+        return list(sfu)
+    table = list(table) + [s for s in sfu if s not in table]
     out = []
     for item in _split(text):
         if any(ch in item for ch in "*?["):

@@ -17,15 +17,26 @@ def parse_form(spelling):
     return parse(spelling)
 
 
-def model(ins, *operands):
-    """ptxfp's result bits for a form (execute() or convert(), as its family says)."""
+def model(ins, *operands, sm=None):
+    """ptxfp's result bits for a form (execute() or convert(), as its family says); the SFU
+    forms (``.approx``, ``div.full``) as ``sm_<sm>`` computes them (the GPU the harness runs
+    on), the others the same on every target."""
     from ..dispatch import compute
+    ins = parse_form(ins)
+    if sm is not None and ins.family == "sfu":
+        return compute(ins, *operands, target=f"sm_{int(sm)}")
     return compute(ins, *operands)
 
 
 def all_spellings():
     """Every canonical spelling: the arithmetic rows, then the cvt rows."""
     return isa.all_spellings()
+
+
+def sfu_spellings():
+    """Every canonical SFU spelling (``.approx``, ``div.full``): the forms ``--forms sfu``
+    verifies on the GPU against the model of its own target."""
+    return isa.canonical_spellings("sfu", True)
 
 
 def width(fmt):

@@ -549,6 +549,8 @@ def probes(spellings=None):
         if is_cvt(ins):
             out += _cvt_probes(s)
             continue
+        if ins.family == "sfu":
+            continue        # no policy fields: the model per target is measured by its sweep
         if ins.family == "minmax":
             # min/max return an operand or the canonical NaN (the nan/ probes of the
             # arithmetic measure those fields); neg/abs of a NaN is a policy of its own

@@ -334,6 +334,33 @@ model (delete the sweep's entry from the file to judge it again).  The H100's
 today's source on an H100 with the same backend; each of its chunks counts as judged under
 b318b5650e7d292e.
 
+### The SFU forms: measuring the model on the GPU at hand
+
+`--forms sfu` selects every `.approx` and `div.full` form (globs reach them too:
+`'*.approx.f32'`; `all` stays the arithmetic and cvt tables).  Each is verified against the
+model of the GPU's own target (`ptxfp.compute(..., target="sm_<its sm>")`): the special grid,
+targeted vectors (every power of two and a few ulps either side, subnormals, the inputs where
+the sequences branch: x near -126, -149 and 128 for ex2, arguments near multiples of pi/2) and
+`--vectors` random ones.  With `--exhaustive` the one-operand forms are swept over every input,
+all 2^32 of `.f32` and of the packed `.f16x2`/`.bf16x2` forms, all 2^16 of `.f16`/`.bf16`
+(div, two operands, and the `.f64` forms are not swept), in the same resumable chunks:
+
+```
+while :; do
+    PYTHONPATH=src python3 -m ptxfp.hw --forms '*.approx*.f32' --exhaustive-only \\
+        --resume sfu-state.json --budget 540 --out sfu.md --json sfu.json
+    [ $? -eq 3 ] || break
+done
+```
+
+A form whose target has no model (tanh, the half-type forms before their tables are
+recorded, a GPU newer than sm_100) is reported as not run, with one line naming the form and
+the target; `--record` keeps those forms' answers (`gpu_approx.npz`) for the tables.  On a GPU
+whose primitives ptxfp only assumes (sm_80 and later take sm_75's, docs/semantics.md), a clean
+sweep is the measurement that turns "assumed" into "measured"; a mismatch is the evidence for
+a new primitive model.  tests/test_hw_sfu.py holds the selection, the inputs each sweep
+covers, the target the model is asked for and the resumption to ptxfp's own runners.
+
 ## Recording a GPU's answers
 
 ```

@@ -409,7 +409,7 @@ class ModelRunner(Runner):
     def launch(self, kernel, arrays, n):
         from .forms import model, parse_form
         ops = [_host(x, _dtype(w), n) for x, w in zip(arrays, kernel.widths) if x is not None]
-        out = np.asarray(model(parse_form(kernel.spelling), *ops)).reshape(-1)
+        out = np.asarray(model(parse_form(kernel.spelling), *ops, sm=self._sm)).reshape(-1)
         out = out.copy()
         if kernel.spelling in self.flip and n:
             index, bit = self.flip[kernel.spelling]

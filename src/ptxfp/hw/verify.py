@@ -125,7 +125,7 @@ def compare(ins, operands, got, expected, result, limit=EXAMPLES, threads=1):
 def run_batch(runner, kernel, ins, operands, result, limit=EXAMPLES):
     """Run one batch of vectors on the GPU and against the model; returns mismatches."""
     got = runner.run(kernel, dict(zip(ins.operand_names, operands)))
-    expected = model(ins, *operands)
+    expected = model(ins, *operands, sm=runner.sm)
     return compare(ins, operands, got, expected, result, limit)
 
 
@@ -255,7 +255,7 @@ def sweep_form(runner, spelling, c_values=None, chunk=1 << 26, limit=EXAMPLES, d
                 shown = (*ab, np.broadcast_to(np.array(cb, cdt), (n,)))
             part = FormResult(result.spelling, kind="exhaustive")
             got = runner.run(kernel, gpu_ops)
-            expected = model(ins, *model_ops)
+            expected = model(ins, *model_ops, sm=runner.sm)
             compare(ins, shown, got, expected, part, max(0, limit - len(result.examples)),
                     threads)
             result.vectors += part.vectors

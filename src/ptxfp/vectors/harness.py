@@ -33,6 +33,11 @@ def is_cvt(ins):
     return ins.family == "cvt"
 
 
+def is_sfu(ins):
+    """The SFU forms (``.approx``, ``div.full``): unary but for div; computed per target."""
+    return ins.family == "sfu"
+
+
 def parse_form(spelling):
     """The parsed Instruction of a spelling (any family); an Instruction as it is."""
     return parse(spelling) if isinstance(spelling, str) else spelling
@@ -72,6 +77,19 @@ SPECIALS = {
         0x7FC00000, 0xFFC00000, 0x7FFFFFFF, 0xFFFFFFFF,
         0x7FFEE000, 0x7FC00123,                  # NaNs with payloads
         0x7F800001, 0xFF800001, 0x7FBFFFFF,      # signalling NaNs
+    ),
+    "f64": (
+        0x0000000000000000, 0x8000000000000000,
+        0x0000000000000001, 0x000FFFFFFFFFFFFF, 0x800FFFFFFFFFFFFF,
+        0x0010000000000000, 0x8010000000000000,
+        0x3FE0000000000000, 0x3FEFFFFFFFFFFFFF, 0x3FF0000000000000, 0xBFF0000000000000,
+        0x3FF0000000000001, 0x4000000000000000,
+        0x3810000000000000, 0x380FFFFFFFFFFFFF,     # the f32 normal bound
+        0x36A0000000000000,                         # the f32 subnormal bound
+        0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF,
+        0x7FF0000000000000, 0xFFF0000000000000,
+        0x7FF8000000000000, 0xFFF8000000000000, 0x7FFFFFFFFFFFFFFF,
+        0x7FF0000000000001, 0x7FF4000000000000,    # signalling NaNs
     ),
 }
 
@@ -214,6 +232,8 @@ def random_vectors(spelling, n, seed=0):
     own (lanes of one vector come from different strategies)."""
     ins = _ins(spelling)
     rng = np.random.default_rng(seed)
+    if is_sfu(ins):
+        return _sfu_vectors(ins, n, rng)
     if _small(ins):
         return _small_vectors(ins, n, rng)
     if is_cvt(ins):
@@ -258,8 +278,12 @@ def special_grid(spelling):
 
 
 def targeted(spelling, n, seed=0):
-    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``)."""
-    return _package_vectors.targeted(_ins(spelling), n, seed)
+    """``n`` vectors of the package's targeted families (``ptxfp.vectors.targeted``; the SFU
+    forms: values near powers of two and their boundaries, ``_sfu_targeted``)."""
+    ins = _ins(spelling)
+    if is_sfu(ins):
+        return _sfu_targeted(ins, n, np.random.default_rng(seed))
+    return _package_vectors.targeted(ins, n, seed)
 
 
 #: the names of the vector sets, in the order they run
@@ -291,8 +315,11 @@ def exhaustive_eligible(spelling):
     mixed fma with c fixed, packed forms over their two lanes); mixed add/sub (a 16-bit, c 32-bit)
     cannot, nor can the .f32/.f32x2 forms (2^64 pairs); min/max/neg/abs are not swept (bit
     selections: the special grid and random vectors cover them).  Every cvt form can (all 2^32
-    f32 inputs, or all 2^16 half inputs)."""
+    f32 inputs, or all 2^16 half inputs), and every one-operand SFU form of 16 or 32 bits (all
+    2^32 .f32 or packed inputs, all 2^16 .f16/.bf16 ones); not div (two operands) nor .f64."""
     ins = _ins(spelling)
+    if is_sfu(ins):
+        return len(ins.operand_names) == 1 and _width(ins.operand_formats[0]) in (16, 32)
     if ins.rounding == "rs":
         return False                      # random bits: not one sweep of the inputs
     if is_cvt(ins):
@@ -303,6 +330,9 @@ def exhaustive_eligible(spelling):
 
 def exhaustive_description(spelling):
     ins = _ins(spelling)
+    if is_sfu(ins):
+        w = _width(ins.operand_formats[0])
+        return f"all 2^{w} inputs" + (" (both lanes)" if ins.lanes == 2 else "")
     if not is_cvt(ins):
         return "all 2^32 (a, b) pairs"
     if not ins.narrowing:
@@ -323,6 +353,8 @@ def exhaustive_size(spelling):
     """Vectors in one sweep (for one c): 2**32 scalar, 2**31 packed (two pairs a vector);
     cvt: 2**32 f32 inputs (packed: b = ~a), 2**16 half inputs."""
     ins = _ins(spelling)
+    if is_sfu(ins):
+        return 1 << _width(ins.operand_formats[0])
     if is_cvt(ins):
         if not ins.narrowing and _small(ins):
             return 1 << _width(ins.operand_formats[0])     # 2**16, 2**8 for .e2m1x2
@@ -339,6 +371,9 @@ def exhaustive_chunk(spelling, start, stop, c=None):
     """
     ins = _ins(spelling)
     n = stop - start
+    if is_sfu(ins):                                     # one source: every pattern in turn
+        w = _width(ins.operand_formats[0])
+        return (np.arange(start, stop, dtype=np.uint64).astype(_bits_dtype(w)),)
     if is_cvt(ins):
         if _small(ins) and len(ins.operand_names) == 1:     # one packed source: every pattern
             w = _width(ins.operand_formats[0])
@@ -378,7 +413,7 @@ def exhaustive_operands(spelling, start, stop, threads=1):
     ins = _ins(spelling)
     n = stop - start
     names = [x for x in ins.operand_names if x != "c"]
-    if not is_cvt(ins) and start % 65536 == 0 and n % 65536 == 0 and n:
+    if not (is_cvt(ins) or is_sfu(ins)) and start % 65536 == 0 and n % 65536 == 0 and n:
         return _rows(ins, start >> 16, n >> 16, threads)
     if threads <= 1 or n < (1 << 20):
         return exhaustive_chunk(ins, start, stop)[:len(names)]
@@ -467,6 +502,66 @@ def exhaustive_chunks(spelling, chunk=1 << 26, c_values=None):
         yield c, start, stop, exhaustive_chunk(spelling, start, stop, c)
 
 
+# ---- SFU -----------------------------------------------------------------------------------------
+
+def _sfu_lane_fmt(ins):
+    return types.lane_format(ins.operand_formats[0]).name
+
+
+def _sfu_targeted_lane(fmt, n, rng):
+    """``n`` bit patterns of one lane of ``fmt`` where the SFU sequences branch and the
+    primitives' tables turn: every power of two and its neighbours (a few ulps either side),
+    the subnormal range and its boundary, the largest finite values, the exponents where ex2's
+    result leaves the normal range (x near -126, -149, 128) and sin/cos arguments near
+    multiples of pi/2."""
+    w, p = _width(fmt), {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}[fmt]
+    dt = _bits_dtype(w)
+    emax = (1 << (w - p)) - 1                    # the all-ones exponent field
+    pick = rng.integers(0, 5, n)
+    e = rng.integers(0, emax, n, dtype=np.int64)
+    m = rng.integers(-4, 5, n, dtype=np.int64)
+    bits = (e << (p - 1)) + m                    # a power of two, a few ulps away
+    sub = rng.integers(0, 1 << min(p - 1, 62), n, dtype=np.int64)
+    bits = np.where(pick == 1, sub, bits)         # subnormals
+    near = np.array([-126.0, -149.0, 128.0, -125.0, -24.0, 1.0, 0.5, np.pi / 2, np.pi,
+                     3 * np.pi / 2, 2 * np.pi, 100.0, 1e4])[rng.integers(0, 13, n)]
+    vals = near * (1.0 + rng.normal(0, 2.0 ** (1 - p) * 64, n))
+    vbits = encode(vals, fmt) if fmt != "f64" else vals.view(np.int64)
+    bits = np.where(pick >= 3, vbits.astype(np.int64), bits)
+    bits = np.clip(bits, 0, (emax << (p - 1)) - 1)
+    sign = rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(w - 1)
+    out = bits.astype(np.uint64) | sign
+    return out.astype(dt)
+
+
+def _sfu_pack(ins, make):
+    """One operand per PTX operand of an SFU form, packed forms lane by lane."""
+    out = []
+    for f in ins.operand_formats:
+        lane = types.lane_format(f).name
+        if ins.lanes == 2:
+            out.append(_pack(make(lane), make(lane)))
+        else:
+            out.append(make(lane))
+    return tuple(out)
+
+
+def _sfu_targeted(ins, n, rng):
+    return _sfu_pack(ins, lambda fmt: _sfu_targeted_lane(fmt, n, rng))
+
+
+def _sfu_vectors(ins, n, rng):
+    """Random vectors of an SFU form: half uniform bit patterns, half targeted."""
+    def lane(fmt):
+        w = _width(fmt)
+        half = n // 2
+        uni = rng.integers(0, 1 << 64, n - half, dtype=np.uint64, endpoint=False) \
+            >> np.uint64(64 - w)
+        out = np.concatenate([uni.astype(_bits_dtype(w)), _sfu_targeted_lane(fmt, half, rng)])
+        return out[rng.permutation(n)]
+    return _sfu_pack(ins, lane)
+
+
 # ---- cvt ---------------------------------------------------------------------------------------
 
 def _half(ins):
@@ -537,7 +632,7 @@ def _width(fmt):
 
 
 def _bits_dtype(w):
-    return {8: np.uint8, 16: np.uint16}.get(w, np.uint32)
+    return {8: np.uint8, 16: np.uint16, 64: np.uint64}.get(w, np.uint32)
 
 
 def _small_column(rng, n, fmt, near):
