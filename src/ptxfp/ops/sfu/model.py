@@ -28,7 +28,7 @@ from ..common import Plan, entry
 from .kernels_gen import FUNCS, KERNELS, REFUSED
 from .sass_data import SASS
 from .sass_data import TARGETS as _RECORDED
-from .primitives import provenance
+from .primitives import PRIMITIVES, provenance
 
 __all__ = ["compute", "core", "plan", "note", "TARGETS", "DEFAULT_TARGET", "using_target",
            "modeled"]
@@ -89,7 +89,7 @@ def note(form: str, target: str | None = None) -> str:
     t = check_target(target)
     lines = SASS.get((form, t), ())
     prims = sorted({m.group(1) for s in lines for m in [re.search(r"MUFU\.(\w+)", s)] if m})
-    known = [p for p in prims if p in ("RCP", "RSQ", "SQRT", "EX2", "LG2")]
+    known = [p for p in prims if p in PRIMITIVES]
     if not known:
         return f"{form}: no model on {t}"
     return "; ".join(f"MUFU.{p} {provenance(p, t)}" for p in known)
