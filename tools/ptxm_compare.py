@@ -8,6 +8,7 @@ shared library (with a small batch wrapper of ptxfp's own), then compares
 
     python tools/ptxm_compare.py --src /path/to/ptx-math [--stride 64] [--forms ex2,rcp]
     python tools/ptxm_compare.py --src ... --exhaustive          # all 2^32 inputs per form
+    python tools/ptxm_compare.py --src ... --exhaustive --progress --start 128 --forms sin
     python tools/ptxm_compare.py --src ... --record tests/data/sfu_ptxm_sm75.npz
 
 ``--stride S`` compares every S-th bit pattern (offset by a per-form odd number) plus the
@@ -153,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--forms", default=",".join(FORMS))
     ap.add_argument("--stride", type=int, default=1 << 26)
     ap.add_argument("--exhaustive", action="store_true")
+    ap.add_argument("--start", type=int, default=0,
+                    help="--exhaustive: begin at chunk START (of 256 chunks of 2^24 inputs)")
+    ap.add_argument("--progress", action="store_true",
+                    help="--exhaustive: a line every 16 chunks")
     ap.add_argument("--record", type=Path)
     ap.add_argument("--per-segment", type=int, default=400)
     a = ap.parse_args(argv)
@@ -174,11 +179,14 @@ def main(argv: list[str] | None = None) -> int:
         examples: list[int] = []
         if a.exhaustive:
             step = 1 << 24
-            for lo in range(0, 1 << 32, step):
+            for lo in range(a.start << 24, 1 << 32, step):
                 x = np.arange(lo, lo + step, dtype=np.uint64).astype(np.uint32)
                 k, b, ex = compare(so, f, x)
                 n, bad = n + k, bad + b
                 examples += [int(v) for v in ex][:10 - len(examples)]
+                if a.progress and ((lo >> 24) + 1) % 16 == 0:
+                    print(f"  {FORMS[f][1]}: chunks {a.start}..{lo >> 24} of 0..255 done, "
+                          f"{n} inputs, {bad} differ ({time.time() - t0:.0f} s)", flush=True)
         else:
             off = (2 * i + 1) * 7919 % a.stride
             x = np.arange(off, 1 << 32, a.stride, dtype=np.uint64).astype(np.uint32)
