@@ -532,7 +532,7 @@ def test_uninitialised_register_position(text, inputs, name, pos, some):
 
 
 @pytest.mark.parametrize("text, opcode, pos", [
-    ("sin.approx.f32 x, y;", "sin.approx.f32", (1, 1)),
+    ("rsqrt.approx.f64 x, y;", "rsqrt.approx.f64", (1, 1)),
     ("mov.b16 h, 1;\n  div.rn.f16 d, h, h;", "div.rn.f16", (2, 3)),
     ("bar.red.and.pred x, 0, p;", "bar.red.and.pred", (1, 1)),
     ("suq.width.b32 x, [a];", "suq.width.b32", (1, 1)),

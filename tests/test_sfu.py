@@ -16,14 +16,22 @@ from ptxfp.ops import sfu
 from ptxfp.ops.sfu import kernels_gen, primitives, sass_data, sequence
 
 DATA = Path(__file__).parent / "data" / "sfu_ptxm_sm75.npz"
+#: sin and cos (ptx-math's sm_70 models, which it names sm_75's): every quadrant and table
+#: segment of the reduced angle besides the spread of exponents
+DATA_SINCOS = Path(__file__).parent / "data" / "sfu_ptxm_sm75_sincos.npz"
 FORMS = {"ex2": "ex2.approx.f32", "rcp": "rcp.approx.f32", "rsqrt": "rsqrt.approx.f32",
-         "sqrt": "sqrt.approx.f32", "lg2": "lg2.approx.f32"}
+         "sqrt": "sqrt.approx.f32", "lg2": "lg2.approx.f32", "sin": "sin.approx.f32",
+         "cos": "cos.approx.f32"}
+TARGETS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100")
 
 
 @pytest.fixture(scope="module")
 def ref() -> dict[str, np.ndarray]:
-    with np.load(DATA) as z:
-        return {k: z[k] for k in z.files}
+    out = {}
+    for path in (DATA, DATA_SINCOS):
+        with np.load(path) as z:
+            out.update({k: z[k] for k in z.files})
+    return out
 
 
 @pytest.mark.parametrize("func", sorted(FORMS))
@@ -36,6 +44,19 @@ def test_equals_ptx_math(ref, func, target):
     assert bad.size == 0, [(hex(x[i]), hex(got[i]), hex(want[i])) for i in bad[:5]]
 
 
+@pytest.mark.parametrize("func", ["sin", "cos"])
+def test_sincos_ftz_equals_ptx_math(ref, func):
+    """sin/cos.approx.ftz.f32 is the same machine code as the non-.ftz form on every target
+    (FMUL.RZ, then MUFU, which flushes), so ptx-math's answers hold for it too."""
+    for t in TARGETS:
+        assert [s for s in sass_data.SASS[(FORMS[func].replace(".f32", ".ftz.f32"), t)]
+                if s.startswith(("FMUL", "MUFU"))] == \
+            [s for s in sass_data.SASS[(FORMS[func], t)] if s.startswith(("FMUL", "MUFU"))]
+    x, want = ref[func + "_x"], ref[func + "_y"]
+    got = ptxfp.compute(FORMS[func].replace(".f32", ".ftz.f32"), x, target="sm_90")
+    assert np.array_equal(got, want)
+
+
 def test_kernels_match_recorded_sass():
     """kernels_gen.py is what sequence.generate makes of the recorded SASS (rerun
     tools/sfu_sequences.py --codegen after recording)."""
@@ -45,9 +66,25 @@ def test_kernels_match_recorded_sass():
 
 def test_every_f32_form_and_target_recorded():
     for form in list(FORMS.values()) + ["div.approx.f32", "div.full.f32", "div.full.ftz.f32",
-                                        "ex2.approx.ftz.f32", "rcp.approx.ftz.f32"]:
-        for t in ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100"):
+                                        "ex2.approx.ftz.f32", "rcp.approx.ftz.f32",
+                                        "sin.approx.ftz.f32", "cos.approx.ftz.f32"]:
+        for t in TARGETS:
             assert (form, t) in kernels_gen.KERNELS, (form, t)
+
+
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_sincos_sequence_is_the_recorded_one(op):
+    """ptxas 13.5 (tools/sfu_sequences.py): FMUL.RZ by binary32 1/(2 pi) = 0x3e22f983, then
+    MUFU.SIN/COS of the product, on every target; the kernel computes exactly that."""
+    for ftz in ("", ".ftz"):
+        for t in TARGETS:
+            seq = [s for s in sass_data.SASS[(f"{op}.approx{ftz}.f32", t)]
+                   if not s.startswith(("LDG", "STG"))]
+            assert [s.split()[0] for s in seq] == ["FMUL.RZ", f"MUFU.{op.upper()}"], (t, seq)
+            assert float(seq[0].split(", ")[-1]) == float(np.uint32(0x3E22F983).view(np.float32))
+            body = sequence.translate(sass_data.SASS[(f"{op}.approx{ftz}.f32", t)])
+            assert "fmul(x0, f32(0x3e22f983), False, True)" in body[1], body
+            assert f"mufu_{op}(" in body[2], body
 
 
 def test_ex2_sequence_is_the_recorded_one():
@@ -98,3 +135,15 @@ def test_note():
     assert sfu.note("ex2.approx.f32", "sm_90") == \
         "ex2: measured on sm_75 (ptx-math); assumed on sm_90"
     assert sfu.note("div.full.f32", "sm_75") == "rcp: measured on sm_75 (ptx-math)"
+    assert sfu.note("sin.approx.f32", "sm_75") == "sin: measured on sm_75 (ptx-math)"
+    assert sfu.note("cos.approx.ftz.f32", "sm_100") == \
+        "cos: measured on sm_75 (ptx-math); assumed on sm_100"
+
+
+def test_sincos_in_the_interpreter():
+    """run: sin/cos.approx.f32 as compute computes them, on the run's target."""
+    x = np.float32([0.5, -2.0, 100.0, 0.0]).view(np.uint32)
+    r = ptxfp.run("sin.approx.f32 %f2, %f1;\ncos.approx.ftz.f32 %f3, %f1;", {"f1": x},
+                  target="sm_90")
+    assert np.array_equal(r["%f2"], ptxfp.compute("sin.approx.f32", x, target="sm_90"))
+    assert np.array_equal(r["%f3"], ptxfp.compute("cos.approx.ftz.f32", x, target="sm_90"))

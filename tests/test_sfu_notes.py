@@ -72,7 +72,8 @@ def test_note_of_a_suffixed_target_names_its_base():
 
 def test_no_note_for_a_form_without_a_computed_primitive():
     assert not sfu.assumed("tanh.approx.f32", "sm_90")
-    assert not sfu.assumed("sin.approx.f32", "sm_90")       # not computed (yet): no claim
+    assert not sfu.assumed("rcp.approx.ftz.f64", "sm_90")   # MUFU.RCP64H: no model, no claim
+    assert sfu.assumed("sin.approx.f32", "sm_90")           # computed since sin/cos landed
 
 
 def test_run_detailed_notes():

@@ -1,20 +1,24 @@
 """Hold ptxfp's SFU forms to ptx-math's C model (https://github.com/bcarlet/ptx-math, MIT).
 
 ptx-math's ``ptxm_<f>_sm75`` models the PTX ``<f>.approx.f32`` instruction as a sm_75 GPU ran it
-(validated there on all 2^32 inputs).  This tool compiles ptx-math's C sources with gcc into a
+(validated there on all 2^32 inputs; sin and cos: ``ptxm_sin_sm70``/``ptxm_cos_sm70``, which
+models.h aliases as sm_75's).  This tool compiles ptx-math's C sources with gcc into a
 shared library (with a small batch wrapper of ptxfp's own), then compares
 ``ptxfp.compute(form, x, target="sm_75")`` with it:
 
     python tools/ptxm_compare.py --src /path/to/ptx-math [--stride 64] [--forms ex2,rcp]
     python tools/ptxm_compare.py --src ... --exhaustive          # all 2^32 inputs per form
+    python tools/ptxm_compare.py --src ... --exhaustive --progress --start 128 --forms sin
     python tools/ptxm_compare.py --src ... --record tests/data/sfu_ptxm_sm75.npz
 
 ``--stride S`` compares every S-th bit pattern (offset by a per-form odd number) plus the
 special ranges: the 2^20 patterns above zero (subnormals), 2^16 either side of
 2^-126 and of 2^126, the top 2^16 below inf, every power of two, inf/NaN, and the first and last 2^16 patterns of every
 binade.  ``--record`` writes, per form, inputs that cover every table segment (for each M-bit
-segment index and exponent parity: random lower significands) with specials and subnormals,
-and ptx-math's answers, as a compressed .npz for the default test suite.
+segment index and exponent parity: random lower significands; sin/cos: also every quadrant and
+segment of the reduced angle) with specials and subnormals, and ptx-math's answers, as a
+compressed .npz for the default test suite (tests/data/sfu_ptxm_sm75.npz: ex2, rcp, rsqrt,
+sqrt, lg2; tests/data/sfu_ptxm_sm75_sincos.npz: sin, cos).
 """
 
 from __future__ import annotations
@@ -115,7 +119,23 @@ def segment_inputs(func: str, per: int, seed: int = 31) -> np.ndarray:
     x = sign | (exp << 23) | (seg << 16) | low
     sp = special_inputs()
     sp = sp[rng.choice(sp.size, min(sp.size, 40000), replace=False)]
-    return np.unique(np.concatenate([x, sp]))
+    parts = [x, sp]
+    if func in ("sin", "cos"):
+        parts.append(angle_inputs(rng, per))
+    return np.unique(np.concatenate(parts))
+
+
+def angle_inputs(rng: np.random.Generator, per: int) -> np.ndarray:
+    """sin/cos: angles in every quadrant q and every one of the 64 table segments j of the
+    reduced quarter turn (MUFU.SIN/COS index their table by the angle, not by x's significand):
+    x = (4n + q + (j + u)/64) * pi/2 in binary32, u random in [0, 1), n = 0 for half of them and
+    up to 2^20 turns (log-uniform) for the rest, both signs."""
+    qj = np.repeat(np.arange(256), per // 2)
+    u = rng.random(qj.size)
+    n = np.where(rng.random(qj.size) < 0.5, 0, np.floor(2.0 ** rng.uniform(0, 20, qj.size)))
+    turns = 4 * n + (qj >> 6) + ((qj & 63) + u) / 64
+    x = (turns * (np.pi / 2)).astype(np.float32).view(np.uint32)
+    return x | (rng.integers(0, 2, x.size, dtype=np.uint32) << 31)
 
 
 def compare(so: ctypes.CDLL, func: str, x: np.ndarray, target: str = "sm_75"
@@ -134,6 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--forms", default=",".join(FORMS))
     ap.add_argument("--stride", type=int, default=1 << 26)
     ap.add_argument("--exhaustive", action="store_true")
+    ap.add_argument("--start", type=int, default=0,
+                    help="--exhaustive: begin at chunk START (of 256 chunks of 2^24 inputs)")
+    ap.add_argument("--progress", action="store_true",
+                    help="--exhaustive: a line every 16 chunks")
     ap.add_argument("--record", type=Path)
     ap.add_argument("--per-segment", type=int, default=400)
     a = ap.parse_args(argv)
@@ -155,11 +179,14 @@ def main(argv: list[str] | None = None) -> int:
         examples: list[int] = []
         if a.exhaustive:
             step = 1 << 24
-            for lo in range(0, 1 << 32, step):
+            for lo in range(a.start << 24, 1 << 32, step):
                 x = np.arange(lo, lo + step, dtype=np.uint64).astype(np.uint32)
                 k, b, ex = compare(so, f, x)
                 n, bad = n + k, bad + b
                 examples += [int(v) for v in ex][:10 - len(examples)]
+                if a.progress and ((lo >> 24) + 1) % 16 == 0:
+                    print(f"  {FORMS[f][1]}: chunks {a.start}..{lo >> 24} of 0..255 done, "
+                          f"{n} inputs, {bad} differ ({time.time() - t0:.0f} s)", flush=True)
         else:
             off = (2 * i + 1) * 7919 % a.stride
             x = np.arange(off, 1 << 32, a.stride, dtype=np.uint64).astype(np.uint32)

@@ -1,10 +1,11 @@
 """The SFU forms (``.approx`` ex2/lg2/rcp/rsqrt/sqrt/sin/cos/tanh/div, ``div.full``), per target,
 in two layers of data:
 
-- ``primitives``: what one MUFU instruction computes (rcp, rsq, sqrt, ex2, lg2), one model each,
-  from ptx-math's published method and tables (``tables``, written by tools/sfu_tables.py);
-  measured on sm_5x-sm_75 by ptx-math, assumed on sm_80 and later (``measured``: the one
-  table of which GPU measured which primitive, read by ``note`` and the command line);
+- ``primitives``: what one MUFU instruction computes (rcp, rsq, sqrt, ex2, lg2, sin, cos), one
+  model each, from ptx-math's published method and tables (``tables``, written by
+  tools/sfu_tables.py); measured on sm_5x-sm_75 by ptx-math (sin/cos: sm_70, sm_75), assumed on
+  sm_80 and later (``measured``: the one table of which GPU measured which primitive, read by
+  ``note`` and the command line);
 - ``sass_data``: the machine code ptxas 13.5 wraps around MUFU per (form, target), recorded by
   tools/sfu_sequences.py; ``sequence`` turns each into a kernel (``kernels_gen``), one statement
   per SASS instruction, with the float arithmetic of ``sass_ops``.

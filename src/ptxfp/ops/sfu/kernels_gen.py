@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .primitives import mufu_ex2, mufu_lg2, mufu_rcp, mufu_rsq, mufu_sqrt  # noqa: F401
+from .primitives import mufu_cos, mufu_sin  # noqa: F401
 from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401
 
 
@@ -73,6 +74,17 @@ def seq_4451b215(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         out[i] = np.uint32(r)
 
 
+def seq_4d80d625(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = fmul(x0, f32(0x3e22f983), False, True)
+        x0 = f32(mufu_sin(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
 def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
     for i in range(out.size):
         x0 = f32(b[i])
@@ -85,6 +97,28 @@ def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         x2 = f32(mufu_rcp(bits(x0)))
         x2 = fmul(x2, x1, False, False)
         r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_692a0bb8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = fmul(x0, f32(0x3e22f983), False, True)
+        x1 = f32(mufu_sin(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_8161258e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = fmul(x0, f32(0x3e22f983), False, True)
+        x0 = f32(mufu_cos(bits(x0)))
+        r = bits(x0)
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
@@ -117,6 +151,17 @@ def seq_9dc2833e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         x2 = f32(mufu_rcp(bits(x0)))
         x2 = fmul(x1, x2, True, False)
         r = bits(x2)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+
+
+def seq_a5cbf813(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = fmul(x0, f32(0x3e22f983), False, True)
+        x1 = f32(mufu_cos(bits(x0)))
+        r = bits(x1)
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
@@ -274,10 +319,14 @@ FUNCS = {
     'seq_3ae6b1b5': seq_3ae6b1b5,
     'seq_3b2eac8b': seq_3b2eac8b,
     'seq_4451b215': seq_4451b215,
+    'seq_4d80d625': seq_4d80d625,
     'seq_5e7b2985': seq_5e7b2985,
+    'seq_692a0bb8': seq_692a0bb8,
+    'seq_8161258e': seq_8161258e,
     'seq_83daa39f': seq_83daa39f,
     'seq_909e2acf': seq_909e2acf,
     'seq_9dc2833e': seq_9dc2833e,
+    'seq_a5cbf813': seq_a5cbf813,
     'seq_a7707e02': seq_a7707e02,
     'seq_ad6db2d9': seq_ad6db2d9,
     'seq_ae423bc8': seq_ae423bc8,
@@ -293,6 +342,18 @@ FUNCS = {
 }
 #: (form, target) -> the kernel of its sequence
 KERNELS = {
+    ('cos.approx.f32', 'sm_100'): 'seq_a5cbf813',
+    ('cos.approx.f32', 'sm_75'): 'seq_8161258e',
+    ('cos.approx.f32', 'sm_80'): 'seq_a5cbf813',
+    ('cos.approx.f32', 'sm_86'): 'seq_a5cbf813',
+    ('cos.approx.f32', 'sm_89'): 'seq_a5cbf813',
+    ('cos.approx.f32', 'sm_90'): 'seq_a5cbf813',
+    ('cos.approx.ftz.f32', 'sm_100'): 'seq_a5cbf813',
+    ('cos.approx.ftz.f32', 'sm_75'): 'seq_8161258e',
+    ('cos.approx.ftz.f32', 'sm_80'): 'seq_a5cbf813',
+    ('cos.approx.ftz.f32', 'sm_86'): 'seq_a5cbf813',
+    ('cos.approx.ftz.f32', 'sm_89'): 'seq_a5cbf813',
+    ('cos.approx.ftz.f32', 'sm_90'): 'seq_a5cbf813',
     ('div.approx.f32', 'sm_100'): 'seq_5e7b2985',
     ('div.approx.f32', 'sm_75'): 'seq_5e7b2985',
     ('div.approx.f32', 'sm_80'): 'seq_5e7b2985',
@@ -365,6 +426,18 @@ KERNELS = {
     ('rsqrt.approx.ftz.f32', 'sm_86'): 'seq_83daa39f',
     ('rsqrt.approx.ftz.f32', 'sm_89'): 'seq_83daa39f',
     ('rsqrt.approx.ftz.f32', 'sm_90'): 'seq_83daa39f',
+    ('sin.approx.f32', 'sm_100'): 'seq_692a0bb8',
+    ('sin.approx.f32', 'sm_75'): 'seq_4d80d625',
+    ('sin.approx.f32', 'sm_80'): 'seq_692a0bb8',
+    ('sin.approx.f32', 'sm_86'): 'seq_692a0bb8',
+    ('sin.approx.f32', 'sm_89'): 'seq_692a0bb8',
+    ('sin.approx.f32', 'sm_90'): 'seq_692a0bb8',
+    ('sin.approx.ftz.f32', 'sm_100'): 'seq_692a0bb8',
+    ('sin.approx.ftz.f32', 'sm_75'): 'seq_4d80d625',
+    ('sin.approx.ftz.f32', 'sm_80'): 'seq_692a0bb8',
+    ('sin.approx.ftz.f32', 'sm_86'): 'seq_692a0bb8',
+    ('sin.approx.ftz.f32', 'sm_89'): 'seq_692a0bb8',
+    ('sin.approx.ftz.f32', 'sm_90'): 'seq_692a0bb8',
     ('sqrt.approx.f32', 'sm_100'): 'seq_d0fb923e',
     ('sqrt.approx.f32', 'sm_75'): 'seq_d0fb923e',
     ('sqrt.approx.f32', 'sm_80'): 'seq_d0fb923e',
@@ -380,18 +453,6 @@ KERNELS = {
 }
 #: (form, target) -> why its recorded sequence is not computed
 REFUSED = {
-    ('cos.approx.f32', 'sm_100'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.f32', 'sm_75'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.f32', 'sm_80'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.f32', 'sm_86'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.f32', 'sm_89'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.f32', 'sm_90'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.ftz.f32', 'sm_100'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.ftz.f32', 'sm_75'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.ftz.f32', 'sm_80'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.ftz.f32', 'sm_86'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.ftz.f32', 'sm_89'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
-    ('cos.approx.ftz.f32', 'sm_90'): "MUFU.COS: ptx-math's model of it is not in ptxfp yet",
     ('rcp.approx.ftz.f64', 'sm_100'): 'MUFU.RCP64H: no public model of the primitive',
     ('rcp.approx.ftz.f64', 'sm_75'): 'MUFU.RCP64H: no public model of the primitive',
     ('rcp.approx.ftz.f64', 'sm_80'): 'MUFU.RCP64H: no public model of the primitive',
@@ -410,18 +471,6 @@ REFUSED = {
     ('rsqrt.approx.ftz.f64', 'sm_86'): 'MUFU.RSQ64H: no public model of the primitive',
     ('rsqrt.approx.ftz.f64', 'sm_89'): 'MUFU.RSQ64H: no public model of the primitive',
     ('rsqrt.approx.ftz.f64', 'sm_90'): 'MUFU.RSQ64H: no public model of the primitive',
-    ('sin.approx.f32', 'sm_100'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.f32', 'sm_75'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.f32', 'sm_80'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.f32', 'sm_86'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.f32', 'sm_89'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.f32', 'sm_90'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.ftz.f32', 'sm_100'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.ftz.f32', 'sm_75'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.ftz.f32', 'sm_80'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.ftz.f32', 'sm_86'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.ftz.f32', 'sm_89'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
-    ('sin.approx.ftz.f32', 'sm_90'): "MUFU.SIN: ptx-math's model of it is not in ptxfp yet",
     ('tanh.approx.f32', 'sm_100'): 'MUFU.TANH: no public model of the primitive',
     ('tanh.approx.f32', 'sm_75'): 'MUFU.TANH: no public model of the primitive',
     ('tanh.approx.f32', 'sm_80'): 'MUFU.TANH: no public model of the primitive',

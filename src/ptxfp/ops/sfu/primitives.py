@@ -6,7 +6,9 @@ fraction bits pick a segment, the remaining bits ``xl`` enter a quadratic
 ``c0 -/+ c1*xl -/+ c2*sq(xl)`` summed in fixed point with each term shifted by its published
 alignment, plus a bias; ``sq`` is the hardware's truncated squarer (exact square minus the
 partial-product bits it drops: the low 19 columns of the antidiagonal and of its first 9 rows).
-The code is ptxfp's own (Numba, one element at a time, integers only).
+The code is ptxfp's own (Numba, one element at a time, integers only).  MUFU.SIN/COS take an
+angle in turns (ptxas multiplies by 1/(2 pi) first) and interpolate sin over a quarter turn
+from the quadrant and 23-bit fraction of 4|x| (see ``mufu_sin``).
 
 Every primitive takes and gives binary32 bits (int64 holding 32) and is ``.ftz`` on both sides,
 as the MUFU unit is: a subnormal input is a zero of its sign, a result below the normal range is
@@ -16,8 +18,8 @@ scaling, and ``tools/ptxm_compare.py`` holds the composition to it).  A NaN resu
 canonical NaN ``0x7fffffff``.
 
 Which GPU measured which primitive: ``measured.PRIMITIVES`` (ptx-math's validation table: sm_5x,
-sm_6x, sm_70, sm_75 on all 2^32 inputs); every later target is assumed to equal sm_75
-(``measured.provenance``).
+sm_6x, sm_70, sm_75 on all 2^32 inputs; sin/cos: its sm_70 model, sm_70 and sm_75); every later
+target is assumed to equal sm_75 (``measured.provenance``).
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2
                      LG2_TABLE, RCP_BIAS, RCP_C0_TERM_ALIGNMENT, RCP_C1_TERM_ALIGNMENT,
                      RCP_C2_TERM_ALIGNMENT, RCP_M, RCP_SUM_WEIGHT, RCP_TABLE, RSQRT_BIAS,
                      RSQRT_C0_TERM_ALIGNMENT, RSQRT_C1_TERM_ALIGNMENT, RSQRT_C2_TERM_ALIGNMENT,
-                     RSQRT_M, RSQRT_SUM_WEIGHT, RSQRT_TABLE, SQRT_BIAS, SQRT_C0_TERM_ALIGNMENT,
-                     SQRT_C1_TERM_ALIGNMENT, SQRT_C2_TERM_ALIGNMENT, SQRT_M, SQRT_SUM_WEIGHT,
-                     SQRT_TABLE)
+                     RSQRT_M, RSQRT_SUM_WEIGHT, RSQRT_TABLE, SIN_BIAS, SIN_C0_TERM_ALIGNMENT,
+                     SIN_C1_TERM_ALIGNMENT, SIN_C2_TERM_ALIGNMENT, SIN_M, SIN_SUM_WEIGHT,
+                     SIN_TABLE, SQRT_BIAS, SQRT_C0_TERM_ALIGNMENT, SQRT_C1_TERM_ALIGNMENT,
+                     SQRT_C2_TERM_ALIGNMENT, SQRT_M, SQRT_SUM_WEIGHT, SQRT_TABLE)
 
-__all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "MUFU", "MEASURED",
-           "PRIMITIVES", "SQ"]
+__all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "mufu_sin", "mufu_cos",
+           "MUFU", "MEASURED", "PRIMITIVES", "SQ"]
 
 NAN = 0x7FFFFFFF
 
@@ -85,11 +88,13 @@ SQRT_T = _tab(SQRT_TABLE)
 RSQRT_T = _tab(RSQRT_TABLE)
 LG2_T = _tab(LG2_TABLE)
 EX2_T = _tab(EX2_TABLE)
+SIN_T = _tab(SIN_TABLE)
 RCP_B = RCP_BIAS >> ((64 - RCP_SUM_WEIGHT) + 23)
 SQRT_B = SQRT_BIAS >> ((64 - SQRT_SUM_WEIGHT) + 23)
 RSQRT_B = RSQRT_BIAS >> ((64 - RSQRT_SUM_WEIGHT) + 23)
 LG2_B = LG2_BIAS >> ((64 - LG2_SUM_WEIGHT) + 23)
 EX2_B = EX2_BIAS >> ((64 - EX2_SUM_WEIGHT) + 23)
+SIN_B = SIN_BIAS >> ((64 - SIN_SUM_WEIGHT) + 23)
 F23 = (1 << 23) - 1
 
 
@@ -275,8 +280,85 @@ def mufu_ex2(x: int) -> int:
     return ((n + 127) << 23) | frac
 
 
+# MUFU.SIN / MUFU.COS.  On sm_70 and later ptxas computes sin/cos.approx.f32 as
+# FMUL.RZ x * f32(1/(2 pi)) then MUFU.SIN/COS of that product y, an angle in turns (sm_5x/6x had
+# a separate range-reduction instruction, RRO, instead).  ptx-math models the two together as
+# its sm_70 "RRO" (a quadrant q and a 23-bit fraction r of a quarter turn) followed by the
+# quadratic over 64 segments of r (sin_table); ptxfp splits them at the FMUL: the primitive reads
+# 4|y| in fixed point, its bits 23-24 (mod 4) being q and its 23 fraction bits r, truncated (the
+# low bits of r that y does not carry are zeros, which is ptx-math's sm_70 masking by the
+# exponent of x*2/pi).  sin: an odd quadrant reflects r (~r), quadrants 2-3 negate; cos: an even
+# quadrant reflects, quadrants 1-2 are negative.  A subnormal y is a zero, inf and NaN give NaN.
+
+
+@njit(cache=True, nogil=True)
+def _quarter_turns(x: int) -> tuple[int, int]:
+    """(q, r) of binary32 bits ``x`` (finite): q = floor(4|x|) mod 4, r = the first 23 bits of
+    the fraction of 4|x| (a subnormal x reads as zero)."""
+    e = (x >> 23) & 0xFF
+    if e == 0:
+        return 0, 0
+    m = (x & F23) | (1 << 23)
+    sh = e - 125                         # 4|x| * 2^23 = m * 2^(e - 127 - 23 + 2 + 23)
+    if sh >= 25:
+        t = 0                            # a multiple of 4 turns: q = 0, r = 0
+    elif sh >= 0:
+        t = m << sh
+    else:
+        t = m >> min(-sh, 31)
+    return (t >> 23) & 3, t & F23
+
+
+@njit(cache=True, nogil=True)
+def _sin_poly(r: int, neg: int) -> int:
+    """sin(r/2^23 * pi/2) from the table: c0 + c1*xl - c2*sq(xl) at the published alignments,
+    normalized (a zero sum is a zero of sign ``neg``)."""
+    lo = 23 - SIN_M
+    xh = r >> lo
+    xl = r & ((1 << lo) - 1)
+    c0 = SIN_T[xh, 0]
+    c1 = SIN_T[xh, 1]
+    c2 = SIN_T[xh, 2]
+    acc = ((c0 << SIN_C0_TERM_ALIGNMENT) + ((c1 * xl) << SIN_C1_TERM_ALIGNMENT)
+           - ((c2 * square(xl)) << SIN_C2_TERM_ALIGNMENT) + SIN_B)
+    sign = 0x80000000 if neg else 0
+    if acc == 0:
+        return sign
+    re = 127
+    while (acc >> SIN_SUM_WEIGHT) == 0:
+        re -= 1
+        acc <<= 1
+    return sign | (re << 23) | ((acc >> (SIN_SUM_WEIGHT - 23)) & F23)
+
+
+@njit(cache=True, nogil=True)
+def mufu_sin(x: int) -> int:
+    """MUFU.SIN: sin(2 pi x), x in turns."""
+    if ((x >> 23) & 0xFF) == 0xFF:
+        return NAN
+    q, r = _quarter_turns(x)
+    neg = (x >> 31) & 1
+    if q & 1:
+        r = ~r & F23
+    if q & 2:
+        neg ^= 1
+    return _sin_poly(r, neg)
+
+
+@njit(cache=True, nogil=True)
+def mufu_cos(x: int) -> int:
+    """MUFU.COS: cos(2 pi x), x in turns."""
+    if ((x >> 23) & 0xFF) == 0xFF:
+        return NAN
+    q, r = _quarter_turns(x)
+    if not q & 1:
+        r = ~r & F23
+    return _sin_poly(r, 1 if (q + 1) & 2 else 0)
+
+
 #: MUFU opcode (as SASS writes it) -> its primitive
-MUFU = {"RCP": mufu_rcp, "RSQ": mufu_rsq, "SQRT": mufu_sqrt, "EX2": mufu_ex2, "LG2": mufu_lg2}
+MUFU = {"RCP": mufu_rcp, "RSQ": mufu_rsq, "SQRT": mufu_sqrt, "EX2": mufu_ex2, "LG2": mufu_lg2,
+        "SIN": mufu_sin, "COS": mufu_cos}
 
 #: MUFU opcode -> the targets on which its model was measured (a view of measured.PRIMITIVES,
 #: the one table of who measured what)

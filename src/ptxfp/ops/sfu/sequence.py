@@ -115,8 +115,6 @@ def translate(lines: tuple[str, ...]) -> list[str]:
                     if name == "FMUL" else f"{args[0]} = fadd({x}, {y}, {'FTZ' in mods})")
         elif name == "MUFU":
             fn = parts[1] if len(parts) > 1 else ""
-            if fn in ("SIN", "COS"):
-                raise Unmodeled(f"MUFU.{fn}: ptx-math's model of it is not in ptxfp yet")
             if fn not in MUFU:
                 raise Unmodeled(f"MUFU.{fn}: no public model of the primitive")
             stmt = f"{args[0]} = f32(mufu_{fn.lower()}(bits({_src(args[1], used)})))"
@@ -170,6 +168,7 @@ def generate(sass: dict[tuple[str, str], tuple[str, ...]], ptxas: str) -> str:
            "from __future__ import annotations", "",
            "import numpy as np", "",
            "from .primitives import mufu_ex2, mufu_lg2, mufu_rcp, mufu_rsq, mufu_sqrt  # noqa: F401",
+           "from .primitives import mufu_cos, mufu_sin  # noqa: F401",
            "from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401", ""]
     for name in sorted(bodies):
         src += ["", f"def {name}(a, b, out, nan_bits):  # type: ignore[no-untyped-def]",
