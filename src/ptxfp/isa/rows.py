@@ -21,8 +21,10 @@ from ..core import types
 
 #: one requirement: ('version', (major, minor), message) or ('target', sm, message), or
 #: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants)
-#: needs; any of them as 'ptxas:13.1-:version' holds for some ptxas releases only
-#: (:func:`per_release`)
+#: needs, or ('illegal', 0, message): a spelling refused wherever it is written (only with
+#: per_release: the form is new in a later release); any of them as 'ptxas:13.1-:version' holds for some ptxas
+#: releases only (:func:`per_release`), as 'ptx:8.8-:only:...' for some .versions of the
+#: module only (:func:`per_ptx`)
 Require = tuple[str, Union[tuple[int, int], int], str]
 
 #: the IEEE rounding modes ptxfp computes
@@ -123,6 +125,45 @@ def per_release(req: Require, since: str = "", until: str = "") -> Require:
     from PTX 8.6, 13.5 from 9.1), the row carries both, each for its releases."""
     kind, thr, msg = req
     return (f"ptxas:{since}-{until}:{kind}", thr, msg)
+
+
+def illegal(message: str) -> Require:
+    """A spelling ptxas refuses with ``message`` (beside what the .version and .target lack),
+    whatever the .version and .target: with :func:`per_release`, for the releases before a
+    form was added (ptxas 13.0: "Illegal modifier '.kind::mxf4nvf4' for instruction 'mma'
+    with type '.ue8m0'")."""
+    return ("illegal", 0, message)
+
+
+def per_ptx(req: Require, since: tuple[int, int] | None = None,
+            until: tuple[int, int] | None = None) -> Require:
+    """``req`` as a requirement of the modules whose .version is from ``since`` to ``until``
+    (both included, either open): the kind 'ptx:8.8-:only:...'.  ptxas 13.5 names the default
+    scale vector of tcgen05.mma's kind::mxf4 '.scale_vec::2X' below PTX 8.8 and '.block32'
+    from 8.8 on, each with its own targets."""
+    kind, thr, msg = req
+    lo = "%d.%d" % since if since else ""
+    hi = "%d.%d" % until if until else ""
+    return (f"ptx:{lo}-{hi}:{kind}", thr, msg)
+
+
+def ptx_kind(kind: str, version: tuple[int, int] | None) -> str | None:
+    """The kind of a requirement for a module of PTX ``version`` (None: unchecked, read as
+    the newest), or None where it does not hold there."""
+    if not kind.startswith("ptx:"):
+        return kind
+    _, span, inner = kind.split(":", 2)
+    lo, hi = span.split("-")
+    if version is None:
+        return None if hi else inner
+    if (lo and version < _pkey(lo)) or (hi and version > _pkey(hi)):
+        return None
+    return inner
+
+
+def _pkey(v: str) -> tuple[int, int]:
+    major, minor = v.split(".")
+    return int(major), int(minor)
 
 
 def _rkey(name: str) -> tuple[int, ...]:

@@ -45,7 +45,7 @@ from ..errors import SpellingError
 from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
-from ..isa.rows import for_release, only_targets
+from ..isa.rows import for_release, only_targets, ptx_kind
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
@@ -597,7 +597,13 @@ def requirement_messages(verdict, version, target, release=None):
     out = []
     sm = target_sm(target) if target else None
     for kind, thr, msg in for_release(verdict.requires, release):
-        if kind == "version" and version is not None and version < thr:
+        kind = ptx_kind(kind, version)
+        if kind is None:
+            continue
+        if kind == "illegal":
+            # a form this release does not have (it came later): ptxas' message, always
+            out.append(("illegal-modifier", msg))
+        elif kind == "version" and version is not None and version < thr:
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
             out.append(("min-target", msg))
