@@ -385,3 +385,76 @@ def test_list_names_every_shape_of_each_kind():
     f64 = ptxfp.parse("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64")
     assert (f64.min_target, ptxfp.parse(
         "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64").min_target) == ("sm_90", "sm_80")
+
+
+def _expand(text):
+    """Every spelling one folded `ptxfp list` line names: its shape braces
+    ('m64n{8..32 step 8,48..256 step 16}k32') and tcgen05's type products expanded."""
+    import itertools
+
+    def nums(part):
+        if not part.startswith("{"):
+            return [int(part)]
+        out = []
+        for p in part[1:-1].split(","):
+            m = re.fullmatch(r"(\d+)\.\.(\d+) step (\d+)", p)
+            out += list(range(int(m[1]), int(m[2]) + 1, int(m[3]))) if m else [int(p)]
+        return out
+
+    def alts(tok):
+        return tok[1:-1].split(",") if tok.startswith("{") else [tok]
+
+    cols = re.split(r"\s{2,}", text.strip())
+    form, summary = cols[0], cols[4] if len(cols) > 4 else ""
+    shapes_txt, _, types_txt = summary.partition("; types ")
+    shapes = []
+    for sh in re.split(r",\s(?=m)", shapes_txt):
+        m = re.fullmatch(r"m(\d+)n(\{[^}]*\}|\d+)k(\d+)", sh)
+        shapes += [f"m{m[1]}n{n}k{m[3]}" for n in nums(m[2])]
+    if form.startswith("tcgen05"):
+        types = []
+        for t in types_txt.split(" "):
+            types += [".".join(p) for p in itertools.product(
+                *(alts(x) for x in re.findall(r"\{[^}]*\}|[^.{}]+", t)))]
+        return {f"{form}.{s}.{t}" for s in shapes for t in types}
+    return {form.replace("{shape}", s) for s in shapes}
+
+
+def test_list_folds_the_matrix_shapes_and_all_expands(capsys):
+    """`ptxfp list` prints one line per matrix spelling less its shape (tcgen05.mma: per PTX
+    spelling, with the descriptor's types), its shapes summarized; the summaries name exactly
+    the spellings --all (and --json) lists, and eval takes them."""
+    rc, out, _ = _cli(capsys, "list", "tcgen05")
+    lines = out.splitlines()
+    every = {s for s in isa.canonical_spellings("mma") if s.startswith("tcgen05")}
+    assert rc == 0 and len(lines) == 2 + 28, out
+    assert lines[-1] == f"{len(every)} forms on 28 lines (the matrix forms' shapes folded; " \
+                        "--all lists each)"
+    f16 = next(ln for ln in lines if ln.startswith("tcgen05.mma.cta_group::1.kind::f16 "))
+    assert "m64n{8..256 step 8}k16, m128n{8..256 step 8}k16; types f16.f16.f16 f32.f16.f16 " \
+           "f32.bf16.bf16" in f16
+    got = set()
+    for ln in lines[1:-1]:
+        got |= _expand(ln)
+    assert got == every
+    rc, out, _ = _cli(capsys, "list", "tcgen05", "--all")
+    assert [ln.split()[0] for ln in out.splitlines()[1:-1]] == sorted(
+        every, key=[s for s in isa.canonical_spellings("mma")].index)
+    assert out.splitlines()[-1] == f"{len(every)} forms"
+    rc, out, _ = _cli(capsys, "list", "wgmma")
+    folded = [ln for ln in out.splitlines()[1:-1]]
+    assert len(folded) == 21 and set().union(*map(_expand, folded)) == {
+        s for s in isa.canonical_spellings("mma") if s.startswith("wgmma")}
+    assert "m64n{8..32 step 8,48..256 step 16}k32" in out
+    # eval takes the spellings a summary names (the widest shape of one kind here)
+    rc, out, _ = _cli(capsys, "eval", "tcgen05.mma.cta_group::2.kind::tf32.m256n256k8.f32.tf32.tf32",
+                      "--seed", "1")
+    assert rc == 0 and "256" in out
+
+
+def test_api_md_list_example_is_real_output(capsys):
+    """docs/api.md's `ptxfp list tcgen05 kind::i8` block is what the command prints."""
+    text = open(os.path.join(HERE, os.pardir, "docs", "api.md")).read()
+    block = text.split("$ ptxfp list tcgen05 kind::i8\n", 1)[1].split("```", 1)[0]
+    rc, out, _ = _cli(capsys, "list", "tcgen05", "kind::i8")
+    assert rc == 0 and out == block
