@@ -743,7 +743,7 @@ class _Checker:
         v = spelling_verdict(ins.opcode_spelling)
         if v.family is None:
             self.unmodeled += 1
-            name = known_opcode(ins.opcode_spelling)
+            name = known_opcode(ins.opcode_spelling, self.release.name)
             if name is None:
                 bad = unknown_name(ins.opcode_spelling)
                 msg = f"Not a name of any known instruction: '{bad}'"
@@ -766,7 +766,7 @@ class _Checker:
         if not v.modeled:
             # judged as ptxas judges it (ptx/sfu.py), not computed by ptxfp
             self.unmodeled += 1
-            name = known_opcode(ins.opcode_spelling) or ins.opcode
+            name = known_opcode(ins.opcode_spelling, self.release.name) or ins.opcode
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             for rule, msg in v.errors:
                 self.add("error", ins.line, ins.col, msg, rule, msg)
