@@ -95,8 +95,9 @@ RULES = {
 #: opcodes.unknown_modifiers once per spelling (a module repeats its spellings; its scan of
 #: the longer names cost more than the rest of checking an instruction)
 @lru_cache(maxsize=4096)
-def _unknown_modifiers(spelling: str, name: str) -> tuple[tuple[int, str], ...]:
-    return tuple(unknown_modifiers(spelling, name))
+def _unknown_modifiers(spelling: str, name: str, release: str | None = None
+                       ) -> tuple[tuple[int, str], ...]:
+    return tuple(unknown_modifiers(spelling, name, release))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -755,7 +756,8 @@ class _Checker:
             else:
                 # ptxas reads every token after the name as a modifier, whatever the
                 # instruction, and names one it does not know (modifiers.py)
-                for off, tok in _unknown_modifiers(ins.opcode_spelling, name):
+                for off, tok in _unknown_modifiers(ins.opcode_spelling, name,
+                                                   self.release.name):
                     msg = f"Unknown modifier '.{tok}'"
                     self.add("error", ins.line, ins.col + off, msg, "unknown-modifier", msg)
                 self.add("info", ins.line, ins.col,

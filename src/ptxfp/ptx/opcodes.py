@@ -209,21 +209,44 @@ def suggest(spelling):
     return close[0] if close else None
 
 
-def known_modifier(name: str, token: str) -> bool:
+#: modifier tokens ptxas 13.5 knows after every name and 13.0 does not (tools/modifier_probe.py
+#: --ptxas 13.5, tests/data/ptxas/13.5/modifiers.json; ptxas 13.0 says "Unknown modifier" for
+#: each): token -> the first release that knows it (13.1-13.4 not probed, counted with 13.5)
+MODIFIERS_SINCE = {t: "13.1" for t in """L1::32B alloc_large alloc_same alloc_small b4 exclusive
+fabric ignore_oob multimem proxy::readonly s2f6x2""".split()}
+#: (token, name): known after that name from a later release on (13.0: ``applypriority.bulk``
+#: is "Not a name of any known instruction"; 13.5 knows ``applypriority.async.bulk``)
+AFTER_SINCE = {("bulk_group", "applypriority"): "13.1"}
+#: tokens every release knows after every name that the 13.0 probe did not write (none of
+#: its candidates: the 13.5 binary's strings have them); ptxas 13.0 takes each (``bar.ecr;``
+#: draws no "Unknown modifier")
+ALSO_EVERYWHERE = frozenset("""ecr scratch sync_restrict::read sync_restrict::reads
+sync_restrict::shared::cluster::read valid_addr""".split())
+
+
+def known_modifier(name: str, token: str, release: str | None = None) -> bool:
     """Whether ptxas reads ``.token`` after the instruction name ``name`` (a name of
-    :data:`OPCODES`) as a modifier it knows (the probed vocabulary of modifiers.py); True where
-    the probe cannot say: after a name it did not write tokens after (not in
-    ``modifiers.HOSTS``), and for a token starting with a digit (the probe wrote only those of
-    the real-world modules and the tables: ``.16x64b``)."""
+    :data:`OPCODES`) as a modifier it knows (the probed vocabulary of modifiers.py, as ptxas
+    ``release`` knows it: '13.0'; None: the newest); True where the probe cannot say: after a
+    name it did not write tokens after (not in ``modifiers.HOSTS``), and for a token starting
+    with a digit (the probe wrote only those of the real-world modules and the tables:
+    ``.16x64b``)."""
     if name not in HOSTS or token[:1].isdigit():
         return True
-    if token in EVERYWHERE:
+    if token in EVERYWHERE or token in ALSO_EVERYWHERE:
         return True
+    since = MODIFIERS_SINCE.get(token)
+    if since is not None:
+        return release is None or _rkey(release) >= _rkey(since)
     not_after = NOT_AFTER.get(token)
-    return not_after is not None and name not in not_after
+    if not_after is not None and name in not_after:
+        since = AFTER_SINCE.get((token, name))
+        return since is not None and (release is None or _rkey(release) >= _rkey(since))
+    return not_after is not None
 
 
-def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
+def unknown_modifiers(spelling: str, name: str, release: str | None = None
+                      ) -> list[tuple[int, str]]:
     """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
     (:func:`known_opcode`'s) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
     ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``), nor those
@@ -235,7 +258,7 @@ def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
     pos = sum(len(p) + 1 for p in parts[:skip]) - 1
     out = []
     for tok in parts[skip:]:
-        if not known_modifier(name, tok):
+        if not known_modifier(name, tok, release):
             out.append((pos, tok))
         pos += len(tok) + 1
     return out
