@@ -86,6 +86,25 @@ def _classes() -> dict[str, frozenset[str]]:
 #: operand class name -> the register types and immediate kinds ptxas takes there
 CLASSES: dict[str, frozenset[str]] = _classes()
 
+#: operand classes that changed between ptxas releases: class -> ((first release, what that
+#: release and the later ones take), ...).  ptxas 13.5 takes only .b16/.bf16 registers at a
+#: .bf16 source of the mixed forms (add.f32.bf16 f, h, f), no .u16/.s16 register and no
+#: integer immediate ("Arguments mismatch"; tests/data/ptxas/13.5/operands.jsonl); 13.1-13.4
+#: were not measured and are counted with 13.5
+CLASSES_SINCE: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
+    "mixed.bf16": (("13.1", CLASSES["bf16"]),),
+}
+
+
+def operand_class(cls: str, release: str | None = None) -> frozenset[str]:
+    """What ptxas ``release`` ('13.0'; None: the newest) takes in an operand of class
+    ``cls``."""
+    out = CLASSES[cls]
+    for since, allowed in CLASSES_SINCE.get(cls, ()):
+        if release is None or _rkey(release) >= _rkey(since):
+            out = allowed
+    return out
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -199,15 +218,17 @@ def for_release(requires: Iterable[Require], release: str | None = None
 
 def min_ptx(requires: Iterable[Require], release: str | None = None) -> tuple[int, int]:
     """The PTX ISA version a list of requirements needs ((1, 0) when none), as ptxas
-    ``release`` (None: the newest) has them."""
+    ``release`` (None: the newest) has them (those of some .versions only: as the newest
+    .version has them)."""
     return max([t for k, t, _ in for_release(requires, release)
-                if k == "version" and isinstance(t, tuple)], default=(1, 0))
+                if ptx_kind(k, None) == "version" and isinstance(t, tuple)], default=(1, 0))
 
 
 def min_sm(requires: Iterable[Require], release: str | None = None) -> int:
-    """The sm target a list of requirements needs (10 when none)."""
+    """The sm target a list of requirements needs (10 when none; fp8 cvt: sm_89, which
+    PTX 8.1 and later allow)."""
     return max([t for k, t, _ in for_release(requires, release)
-                if k == "target" and isinstance(t, int)], default=10)
+                if ptx_kind(k, None) == "target" and isinstance(t, int)], default=10)
 
 
 @dataclass(frozen=True)

@@ -42,16 +42,16 @@ from typing import Iterable
 from .. import isa
 from ..core import types
 from ..errors import SpellingError
-from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
+from ..isa.rows import IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
-from ..isa.rows import for_release, only_targets, ptx_kind
+from ..isa.rows import for_release, only_targets, operand_class, ptx_kind
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
-from .releases import release as _release
+from .releases import release as _release, reworded
 from .reader import Addr, Imm, PtxSyntaxError, Vec, range_hint, read, undeclared_registers
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -637,8 +637,8 @@ _IMM_WORDS = {"imm_f32hex": "a 0f... immediate", "imm_f64hex": "a 0d... immediat
               "imm_hex": "a hexadecimal integer immediate"}
 
 
-def _allowed_words(cls):
-    allowed = OPERAND_CLASSES[cls]
+def _allowed_words(cls, release=None):
+    allowed = operand_class(cls, release)
     regs = sorted(r for r in allowed if not r.startswith("imm_"))
     words = " or ".join("." + r for r in regs) + " registers"
     if allowed & IMM_F32:
@@ -796,6 +796,8 @@ class _Checker:
             if any(d.severity == "error" and d.rule != "undeclared" for d in self.diags[n:]):
                 return
         for rule, msg in v.errors:
+            # (in the words of the release: releases.REWORDED)
+            rule, msg = reworded(self.release.name, rule, msg)
             self.add("error", ins.line, ins.col, msg, rule, msg)
         if v.errors:
             return
@@ -844,7 +846,7 @@ class _Checker:
                 self.add("error", o.line, o.col, f"{mismatch}: {where} is an address {o}",
                          "operand-type", mismatch)
                 continue
-            allowed = OPERAND_CLASSES[cls]
+            allowed = operand_class(cls, self.release.name)
             if isinstance(o, Imm):
                 kind = _imm_kind(o)
                 if k == 0:
@@ -859,7 +861,8 @@ class _Checker:
                 if kind not in allowed:
                     self.add("error", o.line, o.col,
                              f"{mismatch}: {where} cannot be {_IMM_WORDS[kind]} ({o.text}); "
-                             f"it takes {_allowed_words(cls)}", "operand-type", mismatch)
+                             f"it takes {_allowed_words(cls, self.release.name)}", "operand-type",
+                             mismatch)
                 continue
             decl = self.symbol(o.name, o.line, o.col, cls)
             if decl is None:
@@ -869,7 +872,7 @@ class _Checker:
                         else f"a .{decl.space} variable")
                 self.add("error", o.line, o.col,
                          f"{mismatch}: {where} '{o.name}' is {what}; it takes "
-                         f"{_allowed_words(cls)}", "operand-type", mismatch)
+                         f"{_allowed_words(cls, self.release.name)}", "operand-type", mismatch)
 
     def names(self):
         """What ptxas rejects in the names of any instruction, modeled or not (issue 29 item
@@ -906,7 +909,8 @@ class _Checker:
             return None
         pool = p.registers.candidates(name)          # bounded, whatever the ranges declare
         if cls is not None:
-            fit = [r for r in pool if p.registers[r].type in OPERAND_CLASSES[cls]]
+            fit = [r for r in pool
+                   if p.registers[r].type in operand_class(cls, self.release.name)]
             close = difflib.get_close_matches(name, fit, n=1, cutoff=0.4)
         else:
             close = []
