@@ -51,7 +51,7 @@ from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
-from .releases import release as _release, reworded
+from .releases import release as _release, reworded, unread
 from .reader import Addr, Imm, PtxSyntaxError, Vec, range_hint, read, undeclared_registers
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -209,7 +209,7 @@ PTX_TYPES = types.TYPE_TOKENS
 ROUNDING_TOKENS = frozenset(_RNDS)
 #: modifiers ptxas knows on these instructions: illegal ones are "Illegal modifier '.x' for
 #: instruction 'op'"; any other token is "Unknown modifier '.x'" (measured: .full, .foo)
-KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx NaN xorsign abs".split()) \
+KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx NaN xorsign abs 2pi".split()) \
     | ROUNDING_TOKENS
 #: repeating these is an error ("Duplicate .ftz modifier"); .sat and .relu may repeat
 NO_REPEAT = ("ftz", "oob")
@@ -325,7 +325,7 @@ def _conflicts(pairs, mods):
 
 
 #: which illegal modifier ptxas names first when there are several
-ILLEGAL_ORDER = ("relu", "ftz", "oob", "sat", "satfinite", "approx", "rs")
+ILLEGAL_ORDER = ("relu", "ftz", "oob", "sat", "satfinite", "approx", "rs", "2pi")
 #: modifier pairs ptxas reports as conflicts on add/sub/mul/fma, before any other check
 ARITH_CONFLICTS = (("relu", "sat"), ("ftz", "oob"))
 
@@ -741,6 +741,12 @@ class _Checker:
     # -- instructions
     def instruction(self, ins):
         self.current = ins
+        stop = unread(self.release.name, ins.opcode_spelling)
+        if stop is not None:
+            # a token this release's parser cannot read (releases.UNREAD: '.2pi' in 13.0)
+            self.unmodeled += 1
+            self.add("error", ins.line, ins.col, stop, "syntax", stop)
+            return
         v = spelling_verdict(ins.opcode_spelling)
         if v.family is None:
             self.unmodeled += 1

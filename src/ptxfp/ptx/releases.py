@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..errors import PtxfpError
 
 __all__ = ["Release", "RELEASES", "DEFAULT", "release", "release_names", "PTX_OF_CUDA",
-           "REWORDED", "reworded"]
+           "REWORDED", "reworded", "UNREAD", "unread"]
 
 #: the newest PTX ISA version of each CUDA release (the PTX ISA manual's release notes; 13.0
 #: and 13.5 measured)
@@ -137,6 +137,24 @@ REWORDED: tuple[tuple[str, str, str, str], ...] = (
     ("13.1", r"Illegal modifier '\.satfinite' for instruction '(add|sub|mul|fma)'",
      r"Unexpected instruction types specified for '\1'", "illegal-type"),
 )
+
+
+#: modifier tokens a release's parser cannot read at all: (the last release that cannot, the
+#: token, ptxas' message).  ptxas 13.0 stops at ``sin.approx.ftz.2pi.f32`` ("Parsing error
+#: near 'pi': syntax error"); 13.5 reads ``.2pi`` (PTX ISA 9.5)
+UNREAD: tuple[tuple[str, str, str], ...] = (
+    ("13.0", "2pi", "Parsing error near 'pi': syntax error"),
+)
+
+
+def unread(name: str, spelling: str) -> str | None:
+    """ptxas release ``name``'s parse error for a spelling with a token it cannot read
+    (:data:`UNREAD`), else None."""
+    toks = spelling.split(".")[1:]
+    for until, token, message in UNREAD:
+        if _rkey(name) <= _rkey(until) and token in toks:
+            return message
+    return None
 
 
 def _rkey(name: str) -> tuple[int, ...]:
