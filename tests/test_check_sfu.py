@@ -86,3 +86,64 @@ def test_requirements_of_accepted_forms(release):
 def test_issue_examples_are_errors(spelling, message):
     rep = ptxfp.check(spelling)
     assert [d.ptxas for d in rep.errors] == [message]
+
+
+#: sin/cos with .2pi (PTX ISA 9.5), as ptxas 13.5 (V13.5.37) answered at .target sm_100a
+#: (the same at sm_50, sm_75, sm_90, sm_120): line -> every message it printed at .version
+#: 9.5 and at 9.4.  ptxas 13.0 stops at every line: "Parsing error near 'pi': syntax error".
+TWO_PI = [
+    ("sin.approx.ftz.2pi.f32 f1, f2;", [], [".2pi"]),
+    ("cos.approx.ftz.2pi.f32 f1, f2;", [], [".2pi"]),
+    ("sin.2pi.approx.ftz.f32 f1, f2;", [], [".2pi"]),
+    ("sin.approx.2pi.f32 f1, f2;",
+     [".ftz modifier required for instruction 'sin' with modifier '.2pi'"], [".2pi"]),
+    ("sin.approx.ftz.2pi.2pi.f32 f1, f2;", ["Duplicate .2pi modifier"], [".2pi"]),
+    ("ex2.approx.ftz.2pi.f32 f1, f2;", ["Illegal modifier '.2pi' for instruction 'ex2'"],
+     [".2pi"]),
+    ("add.2pi.f32 f1, f2, f3;", ["Illegal modifier '.2pi' for instruction 'add'",
+                                 ".ftz modifier required for instruction 'add' with modifier "
+                                 "'.2pi'"], [".2pi"]),
+    ("sin.approx.ftz.2pi.f64 g1, g2;", ["Unexpected instruction types specified for 'sin'"],
+     []),
+    ("sin.rn.ftz.2pi.f32 f1, f2;", [".approx modifier required for instruction 'sin'",
+                                    "Illegal rounding modifier for instruction 'sin'"], [".2pi"]),
+]
+PTXAS_13_5 = "/work/tools/cuda135/nvidia/cu13/bin/ptxas"
+
+
+@pytest.mark.parametrize("line, at95, also94", TWO_PI)
+def test_two_pi_as_ptxas_13_5(line, at95, also94):
+    """.2pi: legal on sin/cos .approx.ftz.f32 from PTX 9.5 (ptxas 13.5), checked not computed;
+    check() accepts where ptxas does and each message it gives is one ptxas printed; 13.0
+    cannot read the token."""
+    v94 = at95 + [f"Feature '{f}' requires PTX ISA .version 9.5 or later" for f in also94]
+    for version, want in (("9.5", at95), ("9.4", v94)):
+        got = errors_per_line(version, "sm_100a", [line], "13.5").get(0, [])
+        assert bool(got) == bool(want) and set(got) <= set(want), (version, got, want)
+    got = errors_per_line("9.0", "sm_100a", [line], "13.0").get(0, [])
+    assert got == ["Parsing error near 'pi': syntax error"]
+
+
+@pytest.mark.skipif(not os.path.exists(PTXAS_13_5), reason="ptxas 13.5 not installed here")
+def test_two_pi_live():
+    """The table above is what the installed ptxas 13.5 prints."""
+    import subprocess
+    import tempfile
+    for version in ("9.5", "9.4"):
+        text, first = module(version, "sm_100a", [ln for ln, _, _ in TWO_PI])
+        with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+            f.write(text)
+        try:
+            r = subprocess.run([PTXAS_13_5, "-arch", "sm_100a", f.name, "-o", os.devnull],
+                               capture_output=True, text=True, timeout=120)
+        finally:
+            os.unlink(f.name)
+        seen = {}
+        for ln in r.stderr.splitlines():
+            if ", line " in ln and "; error" in ln:
+                n = int(ln.split(", line ")[1].split(";")[0]) - first
+                seen.setdefault(n, set()).add(ln.split(": ", 1)[1].strip())
+        for k, (_, at95, also94) in enumerate(TWO_PI):
+            want = set(at95) | ({f"Feature '{f}' requires PTX ISA .version 9.5 or later"
+                                 for f in also94} if version == "9.4" else set())
+            assert seen.get(k, set()) == want, (version, TWO_PI[k][0], seen.get(k))

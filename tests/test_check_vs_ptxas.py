@@ -1,4 +1,5 @@
-"""ptxfp.check against ptxas 13.0.
+"""ptxfp.check against ptxas 13.0 and 13.5 (check(ptxas=R) held to R's records: tests/data/ptxas
+for 13.0, tests/data/ptxas/13.5 for 13.5).
 
 1. Recorded decisions (tests/data/ptxas, made by tools/ptxas_probe.py; runs without ptxas):
    for every probed spelling (add/sub/mul/fma on the half types, the mixed forms, cvt between
@@ -39,8 +40,13 @@ def _vkey(v):
     return tuple(int(x) for x in v.split("."))
 
 
-def load_spellings():
-    path = os.path.join(DATA, "spellings.jsonl")
+#: where each ptxas release's records are
+DATA_OF = {"13.0": DATA, "13.5": os.path.join(DATA, "13.5")}
+RELEASES = sorted(DATA_OF)
+
+
+def load_spellings(release="13.0"):
+    path = os.path.join(DATA_OF[release], "spellings.jsonl")
     if not os.path.exists(path):
         return None
     with open(path) as f:
@@ -50,6 +56,7 @@ def load_spellings():
 
 
 _SP = load_spellings()
+_SPS = {r: load_spellings(r) for r in RELEASES}
 needs_data = pytest.mark.skipif(_SP is None, reason="tests/data/ptxas/spellings.jsonl missing")
 
 
@@ -75,11 +82,11 @@ def ptxas_sets(rec, table, versions, targets):
     return vs, ts
 
 
-def my_sets(verdict, versions, targets):
+def my_sets(verdict, versions, targets, release=None):
     if not verdict.ok:
         return set(), set()
-    vs = {v for v in versions if not requirement_messages(verdict, _vkey(v), None)}
-    ts = {t for t in targets if not requirement_messages(verdict, None, t)}
+    vs = {v for v in versions if not requirement_messages(verdict, _vkey(v), None, release)}
+    ts = {t for t in targets if not requirement_messages(verdict, None, t, release)}
     return vs, ts
 
 
@@ -104,19 +111,26 @@ def check_lines(v, t, lines, decls=DECLS, ptxas="13.0"):
 # --------------------------------------------------------------------------------------------
 # 1. recorded decisions
 
-@pytest.fixture(scope="module")
-def line_errors():
+def _records(release):
+    if _SPS[release] is None:
+        pytest.skip(f"{os.path.relpath(DATA_OF[release], HERE)}/spellings.jsonl missing")
+    return _SPS[release]
+
+
+def _line_errors(release):
     """Errors check() finds in each recorded line that do not depend on .version/.target
     (operands that do not fit the types): one module at a pair that knows every feature."""
-    header, recs = _SP
-    found, _ = check_lines("9.0", "sm_100a", [r["line"] for r in recs])
+    header, recs = _records(release)
+    v = "9.0" if release == "13.0" else "9.5"
+    found, _ = check_lines(v, "sm_100a", [r["line"] for r in recs], ptxas=release)
     return {k: [d for d in ds if d.rule.startswith(("operand", "vector", "undeclared"))]
             for k, ds in found.items()}
 
 
-@needs_data
-def test_every_spelling_version_target_decision(line_errors):
-    header, recs = _SP
+@pytest.mark.parametrize("release", RELEASES)
+def test_every_spelling_version_target_decision(release):
+    header, recs = _records(release)
+    line_errors = _line_errors(release)
     table, versions, targets = header["messages"], header["versions"], header["targets"]
     cases = agree = 0
     wrong = []
@@ -126,7 +140,7 @@ def test_every_spelling_version_target_decision(line_errors):
             continue                  # outside the model (f32 arithmetic, cvt.f16.bf16 ...)
         cases += len(versions) * len(targets)
         want = ptxas_sets(r, table, versions, targets)
-        got = (set(), set()) if line_errors.get(k) else my_sets(v, versions, targets)
+        got = (set(), set()) if line_errors.get(k) else my_sets(v, versions, targets, release)
         # accepted(v, t) = v in V and t in T: the products agree iff both are empty or the
         # sets agree
         same = (not want[0] or not want[1]) == (not got[0] or not got[1]) and (
@@ -141,14 +155,17 @@ def test_every_spelling_version_target_decision(line_errors):
     assert not wrong, "\n".join(map(str, wrong[:20]))
 
 
-@needs_data
-@pytest.mark.parametrize("v,t", [("9.0", "sm_100a"), ("6.5", "sm_75"), ("8.6", "sm_120")])
-def test_messages_are_ptxas_messages(v, t):
-    """At a few (version, target) pairs, check() of every recorded line: the same decision,
-    and each message check() attributes to ptxas is one ptxas prints for the line."""
-    header, recs = _SP
+@pytest.mark.parametrize("release,v,t", [
+    ("13.0", "9.0", "sm_100a"), ("13.0", "6.5", "sm_75"), ("13.0", "8.6", "sm_120"),
+    ("13.5", "9.5", "sm_100a"), ("13.5", "6.5", "sm_75"), ("13.5", "8.6", "sm_120"),
+    ("13.5", "9.4", "sm_107a")])
+def test_messages_are_ptxas_messages(release, v, t):
+    """At a few (version, target) pairs, check(ptxas=release) of every recorded line of that
+    release: the same decision, and each message check() attributes to ptxas is one ptxas
+    prints for the line."""
+    header, recs = _records(release)
     table = header["messages"]
-    found, _ = check_lines(v, t, [r["line"] for r in recs])
+    found, _ = check_lines(v, t, [r["line"] for r in recs], ptxas=release)
     n, bad = 0, []
     for k, r in enumerate(recs):
         if spelling_verdict(r["spelling"]).family is None:
@@ -162,9 +179,11 @@ def test_messages_are_ptxas_messages(v, t):
     assert not bad, "\n".join(map(str, bad[:20]))
 
 
-@needs_data
-def test_operand_probes():
-    path = os.path.join(DATA, "operands.jsonl")
+@pytest.mark.parametrize("release", RELEASES)
+def test_operand_probes(release):
+    path = os.path.join(DATA_OF[release], "operands.jsonl")
+    if not os.path.exists(path):
+        pytest.skip(f"{os.path.relpath(path, HERE)} missing")
     with open(path) as f:
         lines = f.read().splitlines()
     header = json.loads(lines[0])
@@ -176,7 +195,7 @@ def test_operand_probes():
         groups[(r["version"], r["target"])].append(r)
     n, bad = 0, []
     for (v, t), rs in groups.items():
-        found, _ = check_lines(v, t, [r["line"] for r in rs], decls)
+        found, _ = check_lines(v, t, [r["line"] for r in rs], decls, ptxas=release)
         for k, r in enumerate(rs):
             n += 1
             got = found.get(k, [])

@@ -68,6 +68,10 @@ def test_requirements_are_well_formed():
             if m:                       # a requirement of some releases only (per_release)
                 assert m.group(1) or m.group(2), row
                 kind = m.group(3)
+            m = re.fullmatch(r"ptx:(\d+\.\d+)?-(\d+\.\d+)?:(.*)", kind)
+            if m:                       # of some .versions only (per_ptx: fp8 cvt's sm_90/89)
+                assert m.group(1) or m.group(2), row
+                kind = m.group(3)
             assert kind in ("version", "target") or re.fullmatch(r"version@sm_\d+", kind) or (
                 kind.startswith("only:") and "{target}" in msg), row
             if kind.startswith("only:"):

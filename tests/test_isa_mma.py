@@ -2,8 +2,9 @@
 
 1. The table as data: every row's tokens and types are known, no two rows accept one
    spelling, every canonical spelling parses back to itself, mma_form() reads it.
-2. check() as ptxas 13.0 decides, from recorded data (tests/data/ptxas/mma.jsonl, written by
-   tools/mma_probe.py from spellings it writes itself from the manual): for every probed line
+2. check() as ptxas 13.0 and 13.5 decide, from recorded data (tests/data/ptxas/mma.jsonl and
+   tests/data/ptxas/13.5/mma.jsonl, written by tools/mma_probe.py from spellings it writes
+   itself from the manual; check(ptxas=R) for each): for every probed line
    and (.version, .target) pair, check() accepts exactly where ptxas accepts, and the messages
    check() gives are ptxas' messages for that line (all of them where the spelling is legal).
 3. Live, where ptxas is installed: a seeded sample of the rows' own canonical spellings goes
@@ -31,6 +32,8 @@ from ptxfp.isa.spelling import mma_form, parse
 
 HERE = os.path.dirname(__file__)
 DATA = os.path.join(HERE, "data", "ptxas", "mma.jsonl")
+#: the recorded decisions of each ptxas release check() is held to
+DATA_OF = {"13.0": DATA, "13.5": os.path.join(HERE, "data", "ptxas", "13.5", "mma.jsonl")}
 
 _spec = importlib.util.spec_from_file_location(
     "mma_probe", os.path.join(HERE, os.pardir, "tools", "mma_probe.py"))
@@ -43,6 +46,7 @@ ARCH_ONLY = re.compile(r"cannot be compiled for architecture")
 
 _REC = load_records(DATA)
 needs_data = pytest.mark.skipif(_REC is None, reason="tests/data/ptxas/mma.jsonl missing")
+_RECS = {name: load_records(path) for name, path in DATA_OF.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,7 +60,11 @@ def test_rows_are_well_formed():
         for t in row.types:
             assert t in mf.ELEMENT_TYPES or t in ("ue8m0", "ue4m3"), (row, t)
         for kind, thr, msg in row.requires:
-            if kind == "version":
+            while kind.startswith(("ptxas:", "ptx:")):   # per release / per .version
+                kind = kind.split(":", 2)[2]
+            if kind == "illegal":
+                assert msg.startswith("Illegal modifier"), msg
+            elif kind == "version":
                 assert f".version {thr[0]}.{thr[1]} or later" in msg, msg
             elif kind == "target":
                 assert f"sm_{thr} or higher" in msg, msg
@@ -147,9 +155,9 @@ def _module(header, v, t, lines):
     return "\n".join(head + lines + ["ret;", "}", ""]), len(head) + 1
 
 
-def _check_messages(header, v, t, lines):
+def _check_messages(header, v, t, lines, ptxas=None):
     text, first = _module(header, v, t, lines)
-    rep = ptxfp.check(text)
+    rep = ptxfp.check(text, ptxas=ptxas)
     out = collections.defaultdict(set)
     for d in rep.errors:
         if first <= d.line < first + len(lines):
@@ -157,9 +165,11 @@ def _check_messages(header, v, t, lines):
     return out
 
 
-@needs_data
-def test_check_decides_every_recorded_line_as_ptxas():
-    header, recs = _REC
+@pytest.mark.parametrize("release", sorted(DATA_OF))
+def test_check_decides_every_recorded_line_as_ptxas(release):
+    if _RECS[release] is None:
+        pytest.skip(f"{os.path.relpath(DATA_OF[release], HERE)} missing")
+    header, recs = _RECS[release]
     table = header["messages"]
     lines = [r["line"] for r in recs]
     pairs = sorted({k for r in recs for k in r["at"]})
@@ -167,7 +177,7 @@ def test_check_decides_every_recorded_line_as_ptxas():
     bad = []
     for key in pairs:
         v, t = key.split("|")
-        mine = _check_messages(header, v, t, lines)
+        mine = _check_messages(header, v, t, lines, ptxas=release)
         for i, r in enumerate(recs):
             theirs = {table[j] for j in r["at"][key] if not ARCH_ONLY.search(table[j])}
             got = mine.get(i, set())
@@ -180,7 +190,7 @@ def test_check_decides_every_recorded_line_as_ptxas():
                 msg_agree += 1
             else:
                 bad.append((key, r["spelling"], sorted(theirs - got), sorted(got - theirs)))
-    print(f"mma check vs ptxas: {cases} (line, pair) cases, {accept_agree} decisions agree, "
+    print(f"mma check vs ptxas {release}: {len(bad)} disagreements; {cases} (line, pair) cases, {accept_agree} decisions agree, "
           f"{msg_agree} message sets agree")
     for b in bad[:40]: print(b)
     assert not bad, bad[:5]
@@ -209,11 +219,13 @@ def test_sampled_canonical_spellings_against_live_ptxas():
         "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16"]
     lines = [mma_probe.line_for(s) for s in sample]
     header = {"decls": mma_probe.DECLS}
+    ver = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout
+    release = re.search(r"release (\d+\.\d+)", ver)[1]   # check() as the live ptxas
     agree = 0
     with tempfile.TemporaryDirectory() as wd:
         for v, t in [("9.0", "sm_90a"), ("8.7", "sm_120a"), ("8.6", "sm_100a"), ("8.4", "sm_89")]:
             ptx = mma_probe.run(PTXAS, lines, v, t, wd)
-            mine = _check_messages(header, v, t, lines)
+            mine = _check_messages(header, v, t, lines, ptxas=release)
             for i, s in enumerate(sample):
                 theirs = {m for m in ptx.get(i, ()) if not ARCH_ONLY.search(m)}
                 assert mine.get(i, set()) == theirs, (v, t, s, sorted(theirs), sorted(mine.get(i, ())))
@@ -373,3 +385,76 @@ def test_list_names_every_shape_of_each_kind():
     f64 = ptxfp.parse("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64")
     assert (f64.min_target, ptxfp.parse(
         "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64").min_target) == ("sm_90", "sm_80")
+
+
+def _expand(text):
+    """Every spelling one folded `ptxfp list` line names: its shape braces
+    ('m64n{8..32 step 8,48..256 step 16}k32') and tcgen05's type products expanded."""
+    import itertools
+
+    def nums(part):
+        if not part.startswith("{"):
+            return [int(part)]
+        out = []
+        for p in part[1:-1].split(","):
+            m = re.fullmatch(r"(\d+)\.\.(\d+) step (\d+)", p)
+            out += list(range(int(m[1]), int(m[2]) + 1, int(m[3]))) if m else [int(p)]
+        return out
+
+    def alts(tok):
+        return tok[1:-1].split(",") if tok.startswith("{") else [tok]
+
+    cols = re.split(r"\s{2,}", text.strip())
+    form, summary = cols[0], cols[4] if len(cols) > 4 else ""
+    shapes_txt, _, types_txt = summary.partition("; types ")
+    shapes = []
+    for sh in re.split(r",\s(?=m)", shapes_txt):
+        m = re.fullmatch(r"m(\d+)n(\{[^}]*\}|\d+)k(\d+)", sh)
+        shapes += [f"m{m[1]}n{n}k{m[3]}" for n in nums(m[2])]
+    if form.startswith("tcgen05"):
+        types = []
+        for t in types_txt.split(" "):
+            types += [".".join(p) for p in itertools.product(
+                *(alts(x) for x in re.findall(r"\{[^}]*\}|[^.{}]+", t)))]
+        return {f"{form}.{s}.{t}" for s in shapes for t in types}
+    return {form.replace("{shape}", s) for s in shapes}
+
+
+def test_list_folds_the_matrix_shapes_and_all_expands(capsys):
+    """`ptxfp list` prints one line per matrix spelling less its shape (tcgen05.mma: per PTX
+    spelling, with the descriptor's types), its shapes summarized; the summaries name exactly
+    the spellings --all (and --json) lists, and eval takes them."""
+    rc, out, _ = _cli(capsys, "list", "tcgen05")
+    lines = out.splitlines()
+    every = {s for s in isa.canonical_spellings("mma") if s.startswith("tcgen05")}
+    assert rc == 0 and len(lines) == 2 + 28, out
+    assert lines[-1] == f"{len(every)} forms on 28 lines (the matrix forms' shapes folded; " \
+                        "--all lists each)"
+    f16 = next(ln for ln in lines if ln.startswith("tcgen05.mma.cta_group::1.kind::f16 "))
+    assert "m64n{8..256 step 8}k16, m128n{8..256 step 8}k16; types f16.f16.f16 f32.f16.f16 " \
+           "f32.bf16.bf16" in f16
+    got = set()
+    for ln in lines[1:-1]:
+        got |= _expand(ln)
+    assert got == every
+    rc, out, _ = _cli(capsys, "list", "tcgen05", "--all")
+    assert [ln.split()[0] for ln in out.splitlines()[1:-1]] == sorted(
+        every, key=[s for s in isa.canonical_spellings("mma")].index)
+    assert out.splitlines()[-1] == f"{len(every)} forms"
+    rc, out, _ = _cli(capsys, "list", "wgmma")
+    folded = [ln for ln in out.splitlines()[1:-1]]
+    assert len(folded) == 21 and set().union(*map(_expand, folded)) == {
+        s for s in isa.canonical_spellings("mma") if s.startswith("wgmma")}
+    assert "m64n{8..32 step 8,48..256 step 16}k32" in out
+    # eval takes the spellings a summary names (the widest shape of one kind here)
+    rc, out, _ = _cli(capsys, "eval", "tcgen05.mma.cta_group::2.kind::tf32.m256n256k8.f32.tf32.tf32",
+                      "--seed", "1")
+    assert rc == 0 and "256" in out
+
+
+def test_api_md_list_example_is_real_output(capsys):
+    """docs/api.md's `ptxfp list tcgen05 kind::i8` block is what the command prints."""
+    text = open(os.path.join(HERE, os.pardir, "docs", "api.md")).read()
+    block = text.split("$ ptxfp list tcgen05 kind::i8\n", 1)[1].split("```", 1)[0]
+    rc, out, _ = _cli(capsys, "list", "tcgen05", "kind::i8")
+    assert rc == 0 and out == block

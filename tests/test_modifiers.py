@@ -1,5 +1,6 @@
-"""The modifier vocabulary (src/ptxfp/ptx/modifiers.py) against ptxas 13.0: the recorded probe
-(tools/modifier_probe.py, tests/data/ptxas/modifiers.json), the checker's "Unknown modifier"
+"""The modifier vocabulary (src/ptxfp/ptx/modifiers.py, with opcodes.py's per-release additions)
+against ptxas 13.0 and 13.5: the recorded probes (tools/modifier_probe.py,
+tests/data/ptxas/modifiers.json and tests/data/ptxas/13.5/modifiers.json), the checker's "Unknown modifier"
 on instructions ptxfp does not model, and, where ptxas is installed, ptxas itself on
 real-world modules with one modifier misspelled."""
 
@@ -20,16 +21,20 @@ from ptxfp.ptx.reader import read
 
 HERE = Path(__file__).parent
 PROBE = HERE / "data" / "ptxas" / "modifiers.json"
+#: the recorded probe of each ptxas release
+PROBE_OF = {"13.0": PROBE, "13.5": HERE / "data" / "ptxas" / "13.5" / "modifiers.json"}
 REALWORLD = HERE / "data" / "realworld"
 PTXAS = shutil.which("ptxas")
 sys.path.insert(0, str(HERE.parent / "tools"))
 
 
-def _doc():
-    return json.loads(PROBE.read_text())
+def _doc(release="13.0"):
+    if not PROBE_OF[release].exists():
+        pytest.skip(f"{PROBE_OF[release].relative_to(HERE)} missing")
+    return json.loads(PROBE_OF[release].read_text())
 
 
-def probe_mismatches(doc):
+def probe_mismatches(doc, release=None):
     """[(token, name, ptxas' verdict)] where opcodes.known_modifier disagrees with the
     record: a token ptxas knows after a name must be known there; one starting with a
     lowercase letter that it knows only after some names must be unknown after the others
@@ -42,23 +47,26 @@ def probe_mismatches(doc):
     out = []
     for tok, where in doc["known"].items():
         known_on = hosts if where == "all" else where
-        out += [(tok, h, "known") for h in known_on if not opcodes.known_modifier(h, tok)]
+        out += [(tok, h, "known") for h in known_on
+                if not opcodes.known_modifier(h, tok, release)]
         if where != "all" and re.match("[a-z]", tok) and tok not in alone:
             out += [(tok, h, "unknown") for h in hosts
                     if h not in where and h not in doc["other"].get(tok, {})
-                    and opcodes.known_modifier(h, tok)]
+                    and opcodes.known_modifier(h, tok, release)]
     for tok in {t for ts in doc["unknown"].values() for t in ts}:
         if re.match("[a-z]", tok) and tok not in doc["other"]:
-            out += [(tok, h, "unknown") for h in hosts if opcodes.known_modifier(h, tok)]
+            out += [(tok, h, "unknown") for h in hosts
+                    if opcodes.known_modifier(h, tok, release)]
     if set(hosts) != modifiers.HOSTS:
         out.append(("", "", "hosts differ"))
     return out
 
 
-def test_vocabulary_is_what_ptxas_knows():
-    doc = _doc()
-    assert doc["ptxas"].startswith("13.0") and len(doc["hosts"]) >= 8
-    assert probe_mismatches(doc) == []
+@pytest.mark.parametrize("release", sorted(PROBE_OF))
+def test_vocabulary_is_what_ptxas_knows(release):
+    doc = _doc(release)
+    assert doc["ptxas"].startswith(release) and len(doc["hosts"]) >= 8
+    assert probe_mismatches(doc, release) == []
     # the size of what was asked and found
     assert doc["candidates"]["count"] > 50_000 and len(modifiers.EVERYWHERE) > 300
 
@@ -76,7 +84,12 @@ def test_vocabulary_check_can_fail(monkeypatch):
                   modifiers.EVERYWHERE | {some}):
         with monkeypatch.context() as m:
             m.setattr(opcodes, "EVERYWHERE", every)
-            assert probe_mismatches(doc)
+            assert probe_mismatches(doc, "13.0")
+    assert probe_mismatches(doc, "13.0") == []
+    # and per release: 13.0 calls .multimem unknown (its record), 13.5 knows it everywhere
+    assert probe_mismatches(doc, "13.5")
+    assert not opcodes.known_modifier("bar", "multimem", "13.0")
+    assert opcodes.known_modifier("bar", "multimem", "13.5")
 
 
 def test_module_is_written_from_the_record(tmp_path):
@@ -177,3 +190,14 @@ def test_misspelled_modifiers_as_ptxas(name):
     assert {d for d in ours if d[0] < stop} == theirs
     assert {(ln, f"Unknown modifier '.{t}'") for ln, t in done if ln <= stop} <= ours
     assert len([d for d in theirs]) >= 1
+
+
+def test_unknown_modifier_per_release():
+    """.exclusive is new in ptxas 13.5: 13.0 says "Unknown modifier '.exclusive'" for
+    ``bar.sync.exclusive 0;``, 13.5 knows the token (and calls it illegal after bar, which
+    check() does not model for an instruction it does not model)."""
+    text = HEAD + "bar.sync.exclusive 0;\nret;\n}\n"
+    assert [d.ptxas for d in ptxfp.check(text, ptxas="13.0").errors] == [
+        "Unknown modifier '.exclusive'"]
+    assert not [d for d in ptxfp.check(text, ptxas="13.5").errors
+                if d.rule == "unknown-modifier"]

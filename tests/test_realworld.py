@@ -102,11 +102,16 @@ def _recorded():
 # the opcode probe (tools/opcode_probe.py, recorded in tests/data/ptxas/opcodes.json)
 
 PROBE = HERE / "data" / "ptxas" / "opcodes.json"
+#: the recorded probe of each ptxas release (13.5: tools/opcode_probe.py --ptxas 13.5 --out ...)
+PROBE_OF = {"13.0": PROBE, "13.5": HERE / "data" / "ptxas" / "13.5" / "opcodes.json"}
 sys.path.insert(0, str(HERE.parent / "tools"))
 
 
-def _probe_record():
-    return json.loads(PROBE.read_text())
+def _probe_record(release="13.0"):
+    path = PROBE_OF[release]
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(HERE)} missing")
+    return json.loads(path.read_text())
 
 
 def _by_first(names):
@@ -116,14 +121,14 @@ def _by_first(names):
     return out
 
 
-def _mismatches(verdicts):
+def _mismatches(verdicts, release=None):
     """[(name, ptxas' verdict, the table's)] where they disagree: a name ptxas knows must be
     known, one it calls unknown ("unknown as 'NAME'" where it names more than the first
     token) must be unknown under that name; a statement ptxas cannot parse (``call;``, a
     ``syntax`` verdict) or crashes on asks nothing."""
     out = []
     for n, v in verdicts.items():
-        known = opcodes.known_opcode(n)
+        known = opcodes.known_opcode(n, release)
         if v == "known" and not known:
             out.append((n, v, "unknown"))
         elif v.startswith("unknown"):
@@ -134,24 +139,25 @@ def _mismatches(verdicts):
     return out
 
 
-def opcode_probe_mismatches(doc):
+def opcode_probe_mismatches(doc, release=None):
     """The disagreements of opcodes.py with a recorded probe: the ``strings`` candidates one
     by one; the ``short`` space (every name of up to 4 characters) as the set of names known
     in it; the ``qualified`` space (unknown single names with a qualifier) likewise."""
-    out = _mismatches(doc["strings"]["verdicts"])
+    out = _mismatches(doc["strings"]["verdicts"], release)
+    names = opcodes.opcodes_of(release)
     out += [(n, doc["strings"]["verdicts"].get(n, "not probed"), "in the table")
-            for n in opcodes.OPCODES
+            for n in names
             if doc["strings"]["verdicts"].get(n, "unknown").startswith("unknown")]
     short = doc["short"]
-    table = {n for n in opcodes.OPCODES if re.fullmatch(short["pattern"], n)}
+    table = {n for n in names if re.fullmatch(short["pattern"], n)}
     out += [(n, "known", "unknown") for n in sorted(set(short["known"]) - table)]
     out += [(n, "unknown", "known")
             for n in sorted(table - set(short["known"]) - set(short["not_unknown"]))]
     q = doc["qualified"]
     bases = {n for n, v in doc["strings"]["verdicts"].items() if "." not in n and v == "unknown"}
-    heads = {n.split(".", 1)[0] for n in opcodes.OPCODES}
+    heads = {n.split(".", 1)[0] for n in names}
     table = {f"{b}.{x}" for b in bases & heads for x in q["qualifiers"]
-             if opcodes.known_opcode(f"{b}.{x}")}
+             if opcodes.known_opcode(f"{b}.{x}", release)}
     assert q["bases"] == len(bases)
     out += [(n, "known", "unknown") for n in sorted(set(q["known"]) - table)]
     out += [(n, "unknown", "known") for n in sorted(table - set(q["known"]))]
@@ -210,11 +216,23 @@ def test_misspelled_opcode_is_ptxas_error(name, half, verdicts):
     assert [(e.line, e.ptxas) for e in rep.errors] == [(line, msg)]
 
 
-def test_opcode_table_is_what_ptxas_knows():
-    """opcodes.py against ptxas 13.0's verdicts on every candidate name of
-    tools/opcode_probe.py (tests/data/ptxas/opcodes.json): the table knows each name ptxas
-    knows, calls each name ptxas calls unknown unknown, with the name ptxas gives."""
-    assert opcode_probe_mismatches(_probe_record()) == []
+@pytest.mark.parametrize("release", sorted(PROBE_OF))
+def test_opcode_table_is_what_ptxas_knows(release):
+    """opcodes.py, as each release knows it (opcodes.SINCE), against ptxas 13.0's and 13.5's
+    verdicts on every candidate name of tools/opcode_probe.py (tests/data/ptxas/opcodes.json,
+    tests/data/ptxas/13.5/opcodes.json): the table knows each name ptxas knows, calls each
+    name ptxas calls unknown unknown, with the name ptxas gives."""
+    assert opcode_probe_mismatches(_probe_record(release), release) == []
+
+
+def test_check_knows_the_names_of_its_release():
+    """A name new in ptxas 13.5 (fabric.wait) is an unknown instruction to check(ptxas='13.0')
+    and only not modeled to 13.5's."""
+    text = ".version 9.0\n.target sm_100a\n.address_size 64\n.entry k() {\nfabric.wait;\nret;\n}\n"
+    assert [d.ptxas for d in ptxfp.check(text, ptxas="13.0").errors] == [
+        "Not a name of any known instruction: 'fabric'"]
+    assert not [d for d in ptxfp.check(text, ptxas="13.5").errors
+                if d.rule == "unknown-instruction"]
 
 
 def test_opcode_table_check_can_fail(monkeypatch):
@@ -226,8 +244,9 @@ def test_opcode_table_check_can_fail(monkeypatch):
             m.setattr(opcodes, "_BY_FIRST", _by_first(names))
             m.setattr(opcodes, "OPCODES", tuple(sorted(names)))
             opcodes.known_opcode.cache_clear()
-            assert opcode_probe_mismatches(doc)
+            assert opcode_probe_mismatches(doc, "13.0")
         opcodes.known_opcode.cache_clear()
+    assert opcode_probe_mismatches(doc, "13.0") == []
 
 
 @pytest.mark.skipif(PTXAS is None, reason="ptxas is not installed")
@@ -239,7 +258,7 @@ def test_opcode_table_live():
     cands = op.string_candidates(PTXAS)
     assert cands == sorted(doc["strings"]["verdicts"])
     live = op.probe(PTXAS, cands + list(opcodes.NOT_NAMES), "sm_100a")
-    assert _mismatches(live) == []
+    assert _mismatches(live, op.ptxas_version(PTXAS).split()[0]) == []
     # and the probe can fail: names outside the table are unknown to ptxas too
     assert op.probe(PTXAS, ["fmaa", "tcgen05", "mul24", "barrier.cluster.aligned"], "sm_100a") \
         == {"fmaa": "unknown", "tcgen05": "unknown", "mul24": "unknown",

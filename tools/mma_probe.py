@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Ask ptxas 13.0 which matrix multiply-accumulate spellings it takes, where, and what it says.
+"""Ask ptxas (13.0, 13.5) which matrix multiply-accumulate spellings it takes, where, and what it says.
 
 The spellings are written here from the PTX ISA 9.0 manual's syntax blocks (mma 9.7.14.5.14,
 wgmma.mma_async 9.7.15.5.2, tcgen05.mma 9.7.16.10.9), independently of ptxfp's rows, with
@@ -13,6 +13,8 @@ indices of the messages ptxas printed for that line (deduplicated, sorted); the 
 .version does not know the .target are left out.
 
 Usage: python tools/mma_probe.py --out tests/data/ptxas [--jobs 2]
+       python tools/mma_probe.py --out tests/data/ptxas/13.5 --ptxas .../13.5/ptxas
+(13.5 and later: PTX 9.1-9.5 and the targets sm_103f/107a/107f/110f/121f are probed too)
 (about 200 ptxas runs; a few minutes on two cores).  Exits 0 doing nothing without ptxas.
 """
 from __future__ import annotations
@@ -39,6 +41,13 @@ TARGET_MIN = {"sm_70": "6.0", "sm_75": "6.3", "sm_80": "7.0", "sm_86": "7.1", "s
               "sm_90": "7.8", "sm_90a": "8.0", "sm_100": "8.6", "sm_100a": "8.6",
               "sm_100f": "8.8", "sm_103a": "8.8", "sm_110a": "9.0", "sm_120": "8.7",
               "sm_120a": "8.7", "sm_120f": "8.8", "sm_121a": "8.8"}
+#: what ptxas 13.5 adds (PTX ISA 9.1-9.5; tests/data/ptxas/13.5/targets.json): the versions
+#: probed and the targets it knows beyond 13.0's (sm_107 from 9.4)
+VERSIONS_13_5 = ["9.1", "9.2", "9.3", "9.4", "9.5"]
+TARGETS_13_5 = {"sm_103f": "sm_103f", "sm_107a": "sm_107a", "sm_107f": "sm_107f",
+                "sm_110f": "sm_110f", "sm_121f": "sm_121f"}
+TARGET_MIN_13_5 = {"sm_103f": "8.8", "sm_107a": "9.4", "sm_107f": "9.4", "sm_110f": "9.0",
+                   "sm_121f": "8.8"}
 
 LINE_RE = re.compile(r"^ptxas (?P<file>.+?), line (?P<line>\d+); (?P<sev>\w+)\s*: (?P<msg>.*)$")
 
@@ -293,6 +302,12 @@ def main(argv=None):
     if not args.ptxas:
         print("ptxas not found: nothing recorded")
         return 0
+    ver = subprocess.run([args.ptxas, "--version"], capture_output=True, text=True).stdout.strip()
+    rel = re.search(r"release (\d+)\.(\d+)", ver)
+    if rel and (int(rel[1]), int(rel[2])) >= (13, 5):     # the grid of the newer release
+        VERSIONS.extend(VERSIONS_13_5)
+        TARGETS.update(TARGETS_13_5)
+        TARGET_MIN.update(TARGET_MIN_13_5)
     probes = all_lines()
     lines = [ln for _, ln in probes]
     pairs = [(v, t) for t in TARGETS for v in VERSIONS if vkey(v) >= vkey(TARGET_MIN[t])]
@@ -305,7 +320,6 @@ def main(argv=None):
         for (v, t), per in zip(pairs, results):
             res[f"{v}|{t}"] = sorted(table.setdefault(m, len(table)) for m in per.get(i, ()))
         recs.append({"spelling": name.split(" ")[0], "line": line, "at": res})
-    ver = subprocess.run([args.ptxas, "--version"], capture_output=True, text=True).stdout.strip()
     header = {"kind": "header", "ptxas_version": ver, "command": "python tools/mma_probe.py",
               "versions": VERSIONS, "targets": list(TARGETS), "arch_of_target": TARGETS,
               "decls": DECLS, "messages": list(table)}

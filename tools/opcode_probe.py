@@ -236,7 +236,10 @@ def string_candidates(ptxas):
                 toks.add(t)
     sys.path.insert(0, str(ROOT / "src"))
     from ptxfp.ptx import opcodes
-    toks |= set(opcodes.OPCODES) | set(MANUAL)
+    release = ptxas_version(ptxas).split()[0]       # the table's names as that release has them
+    names = opcodes.opcodes_of(release) if re.fullmatch(r"\d+\.\d+", release) \
+        else opcodes.OPCODES
+    toks |= set(names) | set(MANUAL)
     out = set()
     for t in toks:
         out.update(_prefixes(t))

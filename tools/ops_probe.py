@@ -11,7 +11,7 @@ at (7.0, sm_80) too.  Output: tests/data/ptxas/ops_spellings.jsonl, one record p
 
 tests/test_ops_ptxas.py holds ptxfp.parse (and the rows' requirement messages) to it.
 
-Usage: python tools/ops_probe.py [--out tests/data/ptxas/ops_spellings.jsonl]
+Usage: python tools/ops_probe.py [--out tests/data/ptxas/ops_spellings.jsonl] [--ptxas PATH]
 Takes about a minute; exits 0 doing nothing when ptxas is absent.
 """
 from __future__ import annotations
@@ -50,6 +50,9 @@ def _line(spelling: str, operand_types: list[str]) -> str:
     return f"{spelling} {', '.join(regs)};"
 
 
+PTXAS = "ptxas"
+
+
 def _run(items: list[tuple[str, list[str]]], version: str, target: str) -> dict[str, list[str]]:
     head = [f".version {version}", f".target {target}", ".address_size 64",
             ".visible .entry k() {"]
@@ -60,7 +63,7 @@ def _run(items: list[tuple[str, list[str]]], version: str, target: str) -> dict[
         f.write("\n".join(lines) + "\n")
         path = f.name
     try:
-        r = subprocess.run(["ptxas", f"-arch={target}", path, "-o", os.devnull],
+        r = subprocess.run([PTXAS, f"-arch={target}", path, "-o", os.devnull],
                            capture_output=True, text=True, timeout=300)
     finally:
         os.unlink(path)
@@ -112,8 +115,11 @@ def spellings(seed: int = 25) -> tuple[list[str], list[tuple[str, list[str]]]]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join("tests", "data", "ptxas", "ops_spellings.jsonl"))
+    ap.add_argument("--ptxas", default="ptxas", help="the ptxas binary (default: from PATH)")
     a = ap.parse_args()
-    if shutil.which("ptxas") is None:
+    global PTXAS
+    PTXAS = a.ptxas
+    if shutil.which(PTXAS) is None:
         print("ptxas not found: nothing recorded")
         return 0
     legal, misses = spellings()
@@ -129,7 +135,7 @@ def main() -> int:
         for s, _ in batch:
             records.append({"spelling": s, "at": [version, target], "ok": not res[s],
                             "errors": res[s]})
-    ver = subprocess.run(["ptxas", "--version"], capture_output=True, text=True).stdout
+    ver = subprocess.run([PTXAS, "--version"], capture_output=True, text=True).stdout
     with open(a.out, "w") as f:
         f.write(json.dumps({"ptxas": ver.strip().splitlines()[-1], "tool": "tools/ops_probe.py",
                             "records": len(records)}) + "\n")

@@ -1071,6 +1071,89 @@ def _sfu_model(spelling):
     return "; ".join(texts), doc
 
 
+_SHAPE = re.compile(r"\.m(\d+)n(\d+)k(\d+)(?=\.|$)")
+
+
+def _steps(ns):
+    """A sorted list of integers as '8' / '{8,16}' / '{8..256 step 8}' /
+    '{8,16,24,32..256 step 16}': runs of four or more in steps folded."""
+    if len(ns) == 1:
+        return str(ns[0])
+    parts, i = [], 0
+    while i < len(ns):
+        j = i + 1
+        if j < len(ns):
+            step = ns[j] - ns[i]
+            while j + 1 < len(ns) and ns[j + 1] - ns[j] == step:
+                j += 1
+        if j - i >= 3:
+            parts.append(f"{ns[i]}..{ns[j]} step {step}")
+            i = j + 1
+        else:
+            parts.append(str(ns[i]))
+            i += 1
+    return "{" + ",".join(parts) + "}"
+
+
+def _shapes_summary(shapes):
+    """The shapes of one matrix form, N runs folded per (M, K): 'm64n{8..256 step 8}k16'."""
+    by = {}
+    for m, n, k in shapes:
+        by.setdefault((m, k), set()).add(n)
+    return ", ".join(f"m{m}n{_steps(sorted(ns))}k{k}" for (m, k), ns in sorted(by.items()))
+
+
+def _types_summary(types):
+    """tcgen05's descriptor types (d.a.b[.scale]) of one form: a product written per position
+    ('{f16,f32}.{e4m3,e5m2}.e4m3') where they are one, else each."""
+    cols = [list(dict.fromkeys(t[i] for t in types)) for i in range(len(types[0]))]
+    n = 1
+    for c in cols:
+        n *= len(c)
+    if n == len(set(types)):
+        return ".".join(c[0] if len(c) == 1 else "{" + ",".join(c) + "}" for c in cols)
+    return " ".join(".".join(t) for t in types)
+
+
+def _grouped(rows):
+    """The listed forms with the matrix ones folded: one line per matrix spelling less its
+    shape (tcgen05.mma: per PTX spelling, its descriptor's shapes and types summarized), each
+    (form, PTX, target, section, summary); the other forms as they are, summary ''."""
+    out, groups = [], {}
+    for s, v, t, sec, _ in rows:
+        m = _SHAPE.search(s)
+        if m is None:
+            out.append((s, v, t, sec, ""))
+            continue
+        shape = tuple(int(x) for x in m.groups())
+        head, tail = s[:m.start()], s[m.end():]
+        if s.startswith("tcgen05."):
+            key, types = (head, v, t, sec), tuple(tail.lstrip(".").split("."))
+        else:
+            key, types = (head + ".{shape}" + tail, v, t, sec), None
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = ([], [], [s])
+            out.append(key)
+        g[0].append(shape)
+        if types is not None and types not in g[1]:
+            g[1].append(types)
+    lines = []
+    for r in out:
+        if len(r) == 5:
+            lines.append(r)
+            continue
+        shapes, types, first = groups[r]
+        if len(shapes) == 1 and not r[0].startswith("tcgen05."):
+            lines.append((first[0],) + r[1:] + ("",))      # one shape: the spelling itself
+            continue
+        summary = _shapes_summary(shapes)
+        if types:
+            summary += "; types " + _types_summary(types)
+        lines.append(r + (summary,))
+    return lines
+
+
 def cmd_list(args, out):
     rows = _forms()
     if args.pattern:
@@ -1084,17 +1167,24 @@ def cmd_list(args, out):
                    for s, v, t, sec, _ in rows], out, indent=2)
         out.write("\n")
         return 0
-    w = max(len(r[0]) for r in rows)
-    ww = max(len(r[3]) for r in rows)
-    model = any(models.values())
-    out.write(f"{'form':<{w}}  PTX   target  {'section':<{ww}}  model\n" if model else
-              f"{'form':<{w}}  PTX   target  section\n")
-    for s, v, t, sec, _ in rows:
-        if model and models[s]:
-            out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec:<{ww}}  {models[s][0]}\n")
-        else:
-            out.write(f"{s:<{w}}  {v:<4}  {t:<6}  {sec}\n")
-    out.write(f"{len(rows)} form{'s' if len(rows) != 1 else ''}\n")
+    lines = [r[:4] + ("",) for r in rows] if args.all else _grouped(rows)
+    # the last column: a matrix form's shapes (folded), an SFU form's model (where its
+    # primitive was measured); no form is both
+    shapes = any(r[4] for r in lines)
+    model = any(models.get(r[0]) for r in lines)
+    lines = [r[:4] + (r[4] or (models.get(r[0]) or ("",))[0],) for r in lines]
+    w = max(len(r[0]) for r in lines)
+    head = " / ".join(x for x, on in (("shapes", shapes), ("model", model)) if on)
+    out.write(f"{'form':<{w}}  PTX   target   section" + (f"      {head}" if head else "")
+              + "\n")
+    for s, v, t, sec, summary in lines:
+        out.write(f"{s:<{w}}  {v:<4}  {t:<7}  {sec:<11}  {summary}".rstrip() + "\n")
+    n = len(rows)
+    foot = f"{n} form{'s' if n != 1 else ''}"
+    if len(lines) != n:
+        foot += (f" on {len(lines)} line{'s' if len(lines) != 1 else ''} (the matrix forms' "
+                 "shapes folded; --all lists each)")
+    out.write(foot + "\n")
     return 0
 
 
@@ -1327,7 +1417,12 @@ examples:
   ptxfp list bf16 fma        # the forms whose spelling contains every word given
   ptxfp list add.f16         # the form of any legal spelling (here add.rn.f16)
   ptxfp list 'fma.*.relu.*'  # a glob over the spellings
+  ptxfp list tcgen05         # one line per tcgen05.mma spelling, its shapes and types folded
+  ptxfp list tcgen05 --all   # every shape and type, one spelling a line (as eval takes them)
   ptxfp list cvt --json
+the matrix forms (mma.sync, wgmma.mma_async, tcgen05.mma) are listed one line per spelling
+less its shape, their shapes summarized ('m64n{8..256 step 8}k16'; tcgen05.mma: per PTX
+spelling, with the instruction descriptor's types); --all and --json list every spelling.
 """
 
 _VERIFY_EPILOG = """\
@@ -1433,7 +1528,11 @@ def build_parser():
                         formatter_class=fmt)
     ls.add_argument("pattern", metavar="WORD", nargs="*",
                     help="keep the forms WORD names: a spelling, a glob, or a part")
-    ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.add_argument("--all", action="store_true",
+                    help="one line per spelling: every shape of the matrix forms (and of "
+                    "tcgen05.mma every descriptor type) on its own line")
+    ls.add_argument("--json", action="store_true",
+                    help="print JSON (every spelling, as --all)")
     ls.set_defaults(fn=cmd_list)
 
     v = sub.add_parser("verify", help="compare ptxfp with a GPU (ptxfp.hw)", add_help=False,

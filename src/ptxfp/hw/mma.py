@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 
 from ..errors import PtxfpError
 from ..isa.mma_form import MmaForm
+from ..isa.rows import min_ptx
 from ..ptx.check import requirement_messages, spelling_verdict
 from ..isa.spelling import mma_form
 from ..tensor.fragments import fragment
@@ -110,7 +111,8 @@ def _target_for(spelling: str) -> tuple[str, tuple[int, int]]:
         raise MmaHarnessError(f"'{spelling}': {v.errors[0][1]}")
     for t in _PREFERRED:
         if not requirement_messages(v, None, t):
-            need = max([thr for k, thr, _ in v.requires if k == "version"] + [_TARGET_PTX[t]])
+            # (requirements per ptxas release or per .version read as the newest has them)
+            need = max(min_ptx(v.requires), _TARGET_PTX[t])
             return t, need  # type: ignore[return-value]
     raise MmaHarnessError(f"'{spelling}': no target the harness knows takes it")
 

@@ -20,6 +20,7 @@ Requirements, measured with ptxas 13.0 over .version 4.0-9.0 x sm_50-sm_121f
 - fp8 (``cvt with .e4m3x2/.e5m2x2``): PTX 7.8 and sm_89, and on sm_89 itself PTX 8.1
   ("Feature 'cvt with .e4m3x2/.e5m2x2 on sm_89' requires PTX ISA .version 8.1 or later"); a
   requirement that holds on one target only, the ``version@sm_89`` kind of requirement.
+  Below PTX 8.1 ptxas names sm_90 as the target needed, from 8.1 sm_89 (``rows.per_ptx``).
 - fp6, fp4 and ue8m0: PTX 8.6, and only the family/architecture targets sm_100a/f, sm_101a/f,
   sm_103a/f, sm_110a/f, sm_120a/f, sm_121a/f ("Instruction 'cvt with .e2m1x2' not supported
   on .target 'sm_100'").
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .rows import Operand, Require, Row, only, per_release
+from .rows import Operand, Require, Row, only, per_ptx, per_release
 
 __all__ = ["ROWS", "SECTION", "FAMILY_TARGETS", "RS_TARGETS", "PAIRS", "A_TARGETS",
            "RZ_TARGETS", "SMALL_X2", "UNDEFINED_NUMERICS"]
@@ -62,16 +63,45 @@ def _v(feature: str, v: tuple[int, int], kind: str = "version") -> Require:
 
 
 _FP8 = "cvt with .e4m3x2/.e5m2x2"
-FP8_REQUIRES: tuple[Require, ...] = (
-    _v(_FP8, (7, 8)),
-    ("target", 89, f"Feature '{_FP8}' requires .target sm_89 or higher"),
-    _v(_FP8 + " on sm_89", (8, 1), "version@sm_89"),
-)
+
+
+def _fp8(feature: str) -> tuple[Require, ...]:
+    """What an fp8 form needs, in ptxas' words for ``feature``: PTX 7.8; sm_90 below PTX 8.1
+    and sm_89 from 8.1 (the message names the target the module's .version allows), and on
+    sm_89 itself PTX 8.1."""
+    return (_v(feature, (7, 8)),
+            per_ptx(("target", 90, f"Feature '{feature}' requires .target sm_90 or higher"),
+                    until=(8, 0)),
+            per_ptx(("target", 89, f"Feature '{feature}' requires .target sm_89 or higher"),
+                    since=(8, 1)),
+            _v(feature + " on sm_89", (8, 1), "version@sm_89"))
+
+
+FP8_REQUIRES: tuple[Require, ...] = _fp8(_FP8)
+
+
+def _worded(old: tuple[Require, ...], new: tuple[Require, ...]) -> tuple[Require, ...]:
+    """Requirements worded per release: ptxas 13.0's ``old``, 13.5's ``new`` (13.5 names the
+    form, 'cvt.e4m3x2.f32', where 13.0 named its family, 'cvt with .e4m3x2/.e5m2x2'; the
+    releases 13.1-13.4 were not measured and are counted with 13.5)."""
+    return tuple(per_release(r, until="13.0") for r in old) + tuple(
+        per_release(r, since="13.1") for r in new)
 
 
 def _family(types: str) -> tuple[tuple[Require, ...], str]:
     feature = f"cvt with {types}"
     return (_v(feature, (8, 6)),), f"Instruction '{feature}' not supported on .target '{{target}}'"
+
+
+def _family_of(types: str, d: str, s: str) -> tuple[tuple[Require, ...], str]:
+    """The fp6/fp4 forms: PTX 8.6 and the family targets, worded per release (13.0:
+    "Instruction 'cvt with .e2m1x2' not supported on .target 'sm_90'", 13.5: "Feature
+    'cvt.e2m1x2.f32' not supported on .target 'sm_90'")."""
+    (old,), msg = _family(types)
+    name = f"cvt.{d}.{s}"
+    new = (_v(name, (8, 6)),
+           only(f"Feature '{name}' not supported on .target '{{target}}'", FAMILY_TARGETS))
+    return _worded((old, only(msg, FAMILY_TARGETS)), new), msg
 
 
 def _ops(d: str, sources: Iterable[tuple[str, str]]) -> tuple[Operand, ...]:
@@ -88,18 +118,23 @@ def _rows() -> tuple[Row, ...]:
                         _ops(d, sources), requires, SECTION, targets, targets_message))
 
     two = (("a", "f32"), ("b", "f32"))
+
+    def fp8(d: str, s: str) -> tuple[Require, ...]:
+        return _worded(FP8_REQUIRES, _fp8(f"cvt.{d}.{s}"))
+
     # fp8
     for d in ("e4m3x2", "e5m2x2"):
-        row(d, "f32", ("rn",), {"relu", "satfinite"}, {"satfinite"}, two, FP8_REQUIRES)
+        row(d, "f32", ("rn",), {"relu", "satfinite"}, {"satfinite"}, two, fp8(d, "f32"))
         row(d, "f16x2", ("rn",), {"relu", "satfinite"}, {"satfinite"}, (("a", "f16x2"),),
-            FP8_REQUIRES)
-        row("f16x2", d, ("rn",), {"relu"}, (), (("a", d),), FP8_REQUIRES)
+            fp8(d, "f16x2"))
+        row("f16x2", d, ("rn",), {"relu"}, (), (("a", d),), fp8("f16x2", d))
     # fp6, fp4
     for ds, label in ((("e2m3x2", "e3m2x2"), ".e2m3x2/.e3m2x2"), (("e2m1x2",), ".e2m1x2")):
-        req, msg = _family(label)
         for d in ds:
+            req, msg = _family_of(label, d, "f32")
             row(d, "f32", ("rn",), {"relu", "satfinite"}, {"satfinite"}, two, req,
                 FAMILY_TARGETS, msg)
+            req, msg = _family_of(label, "f16x2", d)
             row("f16x2", d, ("rn",), {"relu"}, (), (("a", d),), req, FAMILY_TARGETS, msg)
     # ue8m0
     req, msg = _family(".ue8m0x2")
@@ -139,10 +174,11 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
       as one of the .e2m1x2 forms; 13.5 asks for 9.1 (the version that documents it): a
       requirement per release.
 
-    OPEN: ptxas 13.5 words the requirements of the PTX 7.8-8.7 forms above per pair ("Feature
-    'cvt.e2m1x2.f32' requires PTX ISA .version 8.6", "Feature 'cvt.f16x2.e2m1x2' not supported
-    on .target 'sm_90'") where 13.0 said "cvt with .e2m1x2"; the rows carry 13.0's words (the
-    decisions are the same: tests/test_cvt_small_ptxas.py).
+    ptxas 13.5 words the requirements of the PTX 7.8-8.7 fp8/fp6/fp4 forms above per form
+    ("Feature 'cvt.e2m1x2.f32' requires PTX ISA .version 8.6", "Feature 'cvt.f16x2.e2m1x2' not
+    supported on .target 'sm_90'") where 13.0 said "cvt with .e2m1x2" (and "Instruction ...
+    not supported"); the rows carry both wordings, each for its releases (:func:`_worded`),
+    and check(ptxas=R) says R's (tests/test_cvt_small_ptxas.py: every message, both releases).
     """
     rows: list[Row] = []
 
@@ -185,7 +221,8 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
         # off its targets ptxas names the form's own targets too (sm_107f for .s2f6x2)
         # (the row's targets are where both hold: the harness reads them)
         rz_msg = f"Instruction 'cvt with .{d}.{s}.rz' not supported on .target '{{target}}'"
-        own = (only(r.targets_message, r.targets),) if r.targets else ()
+        own = (only(r.targets_message, r.targets),) if r.targets and not any(
+            "only:" in k for k, _, _ in r.requires) else ()     # (fp6/fp4: worded per release)
         row(d, s, ("rz",), r.modifiers, r.required, [(o.name, o.type) for o in r.operands[1:]],
             r.requires + own + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4))),
             targets, rz_msg)

@@ -27,13 +27,15 @@ from functools import lru_cache
 from itertools import product
 from typing import Iterator
 
-from .rows import Matrix, Operand, Require, Row, only, target, version
+from .rows import Matrix, Operand, Require, Row, illegal, only, per_ptx, per_release, target, version
 
 SECTION = {"mma": "9.7.14.5.14", "wgmma.mma_async": "9.7.15.5.2", "tcgen05.mma": "9.7.16.10.9"}
 
-#: the targets of the sm_100 family ('a': this chip; 'f': the family), and of sm_120
-SM100_A = ("sm_100a", "sm_101a", "sm_103a", "sm_110a")
-SM100_F = ("sm_100f", "sm_101f", "sm_103f", "sm_110f")
+#: the targets of the sm_100 family ('a': this chip; 'f': the family), and of sm_120;
+#: sm_107a/sm_107f (ptxas 13.5, PTX 9.4) take what the family takes (tests/data/ptxas/13.5/
+#: mma.jsonl), tcgen05's kind::i8 excepted
+SM100_A = ("sm_100a", "sm_101a", "sm_103a", "sm_107a", "sm_110a")
+SM100_F = ("sm_100f", "sm_101f", "sm_103f", "sm_107f", "sm_110f")
 SM120 = ("sm_120a", "sm_120f", "sm_121a", "sm_121f")
 
 F16C = ("f16", "f32")
@@ -178,9 +180,17 @@ def _mma_rows() -> list[Row]:
                          _BLOCK + _kind("mxf4") + _scale_vec(2), mods=frozenset({"scale_vec::2X"}),
                          required=frozenset({"kind::mxf4", "block_scale"}), kind="mxf4",
                          scale_vecs=("", "scale_vec::2X"), scale_default=2, stype="ue8m0"))
-    for st, n in (("ue8m0", 2), ("ue4m3", 4)):
+    for st, n in (("ue8m0", 2), ("ue4m3", 4), ("ue8m0", 4)):
+        new: tuple[Require, ...] = ()
+        if (st, n) == ("ue8m0", 4):
+            # ptxas 13.5 takes .scale_vec::4X with .ue8m0 from PTX 9.1; 13.0 refuses it
+            new = (per_release(_v("mma with .scale_vec::4X and .ue8m0 scale type", (9, 1)),
+                               since="13.1"),) + tuple(
+                per_release(illegal(f"Illegal modifier '.{t}' for instruction 'mma' with type "
+                                    "'.ue8m0'"), until="13.0")
+                for t in ("kind::mxf4nvf4", "scale_vec::4X"))
         rows.append(_mma_row((16, 8, 64), ("f32", "e2m1", "e2m1", "f32", st),
-                             _BLOCK + _kind("mxf4nvf4") + _scale_vec(n),
+                             _BLOCK + _kind("mxf4nvf4") + _scale_vec(n) + new,
                              required=frozenset({"kind::mxf4nvf4", "block_scale",
                                                  f"scale_vec::{n}X"}),
                              kind="mxf4nvf4", scale_vecs=(f"scale_vec::{n}X",), scale_default=n,
@@ -334,6 +344,13 @@ def _tcgen05_rows() -> list[Row]:
                                         ("scale_vec::4X", 4, _scale_vec(4)),
                                         ("block32", 2, b32), ("block16", 4, b16)))):
             for sv, n, sreq in svs:
+                if not sv:
+                    # the default scale vector: .block32 to ptxas 13.0; ptxas 13.5 names it
+                    # '.scale_vec::NX' below PTX 8.8 and '.block32' from 8.8 on
+                    sreq = tuple(per_release(r, until="13.0") for r in b32) + tuple(
+                        per_release(r, since="13.1") for r in (
+                            _scale_vec(n)[0], per_ptx(_scale_vec(n)[1], until=(8, 7)),
+                            per_ptx(b32[1], since=(8, 8))))
                 for scale in (("ue8m0", "ue4m3") if kind == "mxf4nvf4" and n == 4 else ("ue8m0",)):
                     variants.append((kind, sv, _kind(kind) + blk + sreq, n, scale))
         for kind, sv, kreq, nv, st in variants:

@@ -21,8 +21,10 @@ from ..core import types
 
 #: one requirement: ('version', (major, minor), message) or ('target', sm, message), or
 #: ('version@sm_89', (major, minor), message): a version that one target (and its a/f variants)
-#: needs; any of them as 'ptxas:13.1-:version' holds for some ptxas releases only
-#: (:func:`per_release`)
+#: needs, or ('illegal', 0, message): a spelling refused wherever it is written (only with
+#: per_release: the form is new in a later release); any of them as 'ptxas:13.1-:version' holds for some ptxas
+#: releases only (:func:`per_release`), as 'ptx:8.8-:only:...' for some .versions of the
+#: module only (:func:`per_ptx`)
 Require = tuple[str, Union[tuple[int, int], int], str]
 
 #: the IEEE rounding modes ptxfp computes
@@ -84,6 +86,25 @@ def _classes() -> dict[str, frozenset[str]]:
 #: operand class name -> the register types and immediate kinds ptxas takes there
 CLASSES: dict[str, frozenset[str]] = _classes()
 
+#: operand classes that changed between ptxas releases: class -> ((first release, what that
+#: release and the later ones take), ...).  ptxas 13.5 takes only .b16/.bf16 registers at a
+#: .bf16 source of the mixed forms (add.f32.bf16 f, h, f), no .u16/.s16 register and no
+#: integer immediate ("Arguments mismatch"; tests/data/ptxas/13.5/operands.jsonl); 13.1-13.4
+#: were not measured and are counted with 13.5
+CLASSES_SINCE: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
+    "mixed.bf16": (("13.1", CLASSES["bf16"]),),
+}
+
+
+def operand_class(cls: str, release: str | None = None) -> frozenset[str]:
+    """What ptxas ``release`` ('13.0'; None: the newest) takes in an operand of class
+    ``cls``."""
+    out = CLASSES[cls]
+    for since, allowed in CLASSES_SINCE.get(cls, ()):
+        if release is None or _rkey(release) >= _rkey(since):
+            out = allowed
+    return out
+
 
 @dataclass(frozen=True)
 class Operand:
@@ -125,6 +146,45 @@ def per_release(req: Require, since: str = "", until: str = "") -> Require:
     return (f"ptxas:{since}-{until}:{kind}", thr, msg)
 
 
+def illegal(message: str) -> Require:
+    """A spelling ptxas refuses with ``message`` (beside what the .version and .target lack),
+    whatever the .version and .target: with :func:`per_release`, for the releases before a
+    form was added (ptxas 13.0: "Illegal modifier '.kind::mxf4nvf4' for instruction 'mma'
+    with type '.ue8m0'")."""
+    return ("illegal", 0, message)
+
+
+def per_ptx(req: Require, since: tuple[int, int] | None = None,
+            until: tuple[int, int] | None = None) -> Require:
+    """``req`` as a requirement of the modules whose .version is from ``since`` to ``until``
+    (both included, either open): the kind 'ptx:8.8-:only:...'.  ptxas 13.5 names the default
+    scale vector of tcgen05.mma's kind::mxf4 '.scale_vec::2X' below PTX 8.8 and '.block32'
+    from 8.8 on, each with its own targets."""
+    kind, thr, msg = req
+    lo = "%d.%d" % since if since else ""
+    hi = "%d.%d" % until if until else ""
+    return (f"ptx:{lo}-{hi}:{kind}", thr, msg)
+
+
+def ptx_kind(kind: str, version: tuple[int, int] | None) -> str | None:
+    """The kind of a requirement for a module of PTX ``version`` (None: unchecked, read as
+    the newest), or None where it does not hold there."""
+    if not kind.startswith("ptx:"):
+        return kind
+    _, span, inner = kind.split(":", 2)
+    lo, hi = span.split("-")
+    if version is None:
+        return None if hi else inner
+    if (lo and version < _pkey(lo)) or (hi and version > _pkey(hi)):
+        return None
+    return inner
+
+
+def _pkey(v: str) -> tuple[int, int]:
+    major, minor = v.split(".")
+    return int(major), int(minor)
+
+
 def _rkey(name: str) -> tuple[int, ...]:
     return tuple(int(x) for x in name.split("."))
 
@@ -158,15 +218,17 @@ def for_release(requires: Iterable[Require], release: str | None = None
 
 def min_ptx(requires: Iterable[Require], release: str | None = None) -> tuple[int, int]:
     """The PTX ISA version a list of requirements needs ((1, 0) when none), as ptxas
-    ``release`` (None: the newest) has them."""
+    ``release`` (None: the newest) has them (those of some .versions only: as the newest
+    .version has them)."""
     return max([t for k, t, _ in for_release(requires, release)
-                if k == "version" and isinstance(t, tuple)], default=(1, 0))
+                if ptx_kind(k, None) == "version" and isinstance(t, tuple)], default=(1, 0))
 
 
 def min_sm(requires: Iterable[Require], release: str | None = None) -> int:
-    """The sm target a list of requirements needs (10 when none)."""
+    """The sm target a list of requirements needs (10 when none; fp8 cvt: sm_89, which
+    PTX 8.1 and later allow)."""
     return max([t for k, t, _ in for_release(requires, release)
-                if k == "target" and isinstance(t, int)], default=10)
+                if ptx_kind(k, None) == "target" and isinstance(t, int)], default=10)
 
 
 @dataclass(frozen=True)

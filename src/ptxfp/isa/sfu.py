@@ -83,6 +83,16 @@ FTZ_REQUIRED = {
 }
 
 
+#: sin/cos ``.approx.ftz.2pi.f32`` (ptxas 13.5, PTX ISA 9.5; measured with V13.5.37 over
+#: sm_50-sm_120): the argument in turns of 2pi, ``.ftz`` required (the message below), any
+#: order of the modifiers; ``.2pi`` elsewhere is "Illegal modifier '.2pi' for instruction
+#: 'ex2'", twice "Duplicate .2pi modifier".  ptxas 13.0 cannot read the token at all
+#: ("Parsing error near 'pi': syntax error": ptx/releases.py UNREAD).  Checked, not computed.
+TWO_PI: dict[tuple[str, str], tuple[Require, ...]] = {
+    ("sin", "f32"): (_v(".2pi", (9, 5)),), ("cos", "f32"): (_v(".2pi", (9, 5)),)}
+#: ptxas' message where ``.2pi`` is written without ``.ftz``
+TWO_PI_FTZ = ".ftz modifier required for instruction '{op}' with modifier '.2pi'"
+
 
 SECTION = {"div": "9.7.3.8", "rcp": "9.7.3.9", "sqrt": "9.7.3.11", "rsqrt": "9.7.3.12",
            "sin": "9.7.3.14", "cos": "9.7.3.15", "lg2": "9.7.3.16", "ex2": "9.7.3.17",

@@ -42,16 +42,16 @@ from typing import Iterable
 from .. import isa
 from ..core import types
 from ..errors import SpellingError
-from ..isa.rows import CLASSES as OPERAND_CLASSES, IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
+from ..isa.rows import IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
-from ..isa.rows import for_release, only_targets
+from ..isa.rows import for_release, only_targets, operand_class, ptx_kind
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
 from .opcodes import known_opcode, suggest, unknown_modifiers, unknown_name
 from .sfu import OPCODES as SFU_OPCODES, verdict as sfu_verdict
-from .releases import release as _release
+from .releases import release as _release, reworded, unread
 from .reader import Addr, Imm, PtxSyntaxError, Vec, range_hint, read, undeclared_registers
 
 __all__ = ["check", "check_program", "Diagnostic", "Report", "spelling_verdict",
@@ -95,8 +95,9 @@ RULES = {
 #: opcodes.unknown_modifiers once per spelling (a module repeats its spellings; its scan of
 #: the longer names cost more than the rest of checking an instruction)
 @lru_cache(maxsize=4096)
-def _unknown_modifiers(spelling: str, name: str) -> tuple[tuple[int, str], ...]:
-    return tuple(unknown_modifiers(spelling, name))
+def _unknown_modifiers(spelling: str, name: str, release: str | None = None
+                       ) -> tuple[tuple[int, str], ...]:
+    return tuple(unknown_modifiers(spelling, name, release))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -208,7 +209,7 @@ PTX_TYPES = types.TYPE_TOKENS
 ROUNDING_TOKENS = frozenset(_RNDS)
 #: modifiers ptxas knows on these instructions: illegal ones are "Illegal modifier '.x' for
 #: instruction 'op'"; any other token is "Unknown modifier '.x'" (measured: .full, .foo)
-KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx NaN xorsign abs".split()) \
+KNOWN_MODIFIERS = frozenset("ftz sat relu oob satfinite approx NaN xorsign abs 2pi".split()) \
     | ROUNDING_TOKENS
 #: repeating these is an error ("Duplicate .ftz modifier"); .sat and .relu may repeat
 NO_REPEAT = ("ftz", "oob")
@@ -324,7 +325,7 @@ def _conflicts(pairs, mods):
 
 
 #: which illegal modifier ptxas names first when there are several
-ILLEGAL_ORDER = ("relu", "ftz", "oob", "sat", "satfinite", "approx", "rs")
+ILLEGAL_ORDER = ("relu", "ftz", "oob", "sat", "satfinite", "approx", "rs", "2pi")
 #: modifier pairs ptxas reports as conflicts on add/sub/mul/fma, before any other check
 ARITH_CONFLICTS = (("relu", "sat"), ("ftz", "oob"))
 
@@ -597,7 +598,13 @@ def requirement_messages(verdict, version, target, release=None):
     out = []
     sm = target_sm(target) if target else None
     for kind, thr, msg in for_release(verdict.requires, release):
-        if kind == "version" and version is not None and version < thr:
+        kind = ptx_kind(kind, version)
+        if kind is None:
+            continue
+        if kind == "illegal":
+            # a form this release does not have (it came later): ptxas' message, always
+            out.append(("illegal-modifier", msg))
+        elif kind == "version" and version is not None and version < thr:
             out.append(("min-version", msg))
         elif kind == "target" and sm is not None and sm < thr:
             out.append(("min-target", msg))
@@ -630,8 +637,8 @@ _IMM_WORDS = {"imm_f32hex": "a 0f... immediate", "imm_f64hex": "a 0d... immediat
               "imm_hex": "a hexadecimal integer immediate"}
 
 
-def _allowed_words(cls):
-    allowed = OPERAND_CLASSES[cls]
+def _allowed_words(cls, release=None):
+    allowed = operand_class(cls, release)
     regs = sorted(r for r in allowed if not r.startswith("imm_"))
     words = " or ".join("." + r for r in regs) + " registers"
     if allowed & IMM_F32:
@@ -734,10 +741,16 @@ class _Checker:
     # -- instructions
     def instruction(self, ins):
         self.current = ins
+        stop = unread(self.release.name, ins.opcode_spelling)
+        if stop is not None:
+            # a token this release's parser cannot read (releases.UNREAD: '.2pi' in 13.0)
+            self.unmodeled += 1
+            self.add("error", ins.line, ins.col, stop, "syntax", stop)
+            return
         v = spelling_verdict(ins.opcode_spelling)
         if v.family is None:
             self.unmodeled += 1
-            name = known_opcode(ins.opcode_spelling)
+            name = known_opcode(ins.opcode_spelling, self.release.name)
             if name is None:
                 bad = unknown_name(ins.opcode_spelling)
                 msg = f"Not a name of any known instruction: '{bad}'"
@@ -749,7 +762,8 @@ class _Checker:
             else:
                 # ptxas reads every token after the name as a modifier, whatever the
                 # instruction, and names one it does not know (modifiers.py)
-                for off, tok in _unknown_modifiers(ins.opcode_spelling, name):
+                for off, tok in _unknown_modifiers(ins.opcode_spelling, name,
+                                                   self.release.name):
                     msg = f"Unknown modifier '.{tok}'"
                     self.add("error", ins.line, ins.col + off, msg, "unknown-modifier", msg)
                 self.add("info", ins.line, ins.col,
@@ -760,7 +774,7 @@ class _Checker:
         if not v.modeled:
             # judged as ptxas judges it (ptx/sfu.py), not computed by ptxfp
             self.unmodeled += 1
-            name = known_opcode(ins.opcode_spelling) or ins.opcode
+            name = known_opcode(ins.opcode_spelling, self.release.name) or ins.opcode
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             for rule, msg in v.errors:
                 self.add("error", ins.line, ins.col, msg, rule, msg)
@@ -788,6 +802,8 @@ class _Checker:
             if any(d.severity == "error" and d.rule != "undeclared" for d in self.diags[n:]):
                 return
         for rule, msg in v.errors:
+            # (in the words of the release: releases.REWORDED)
+            rule, msg = reworded(self.release.name, rule, msg)
             self.add("error", ins.line, ins.col, msg, rule, msg)
         if v.errors:
             return
@@ -836,7 +852,7 @@ class _Checker:
                 self.add("error", o.line, o.col, f"{mismatch}: {where} is an address {o}",
                          "operand-type", mismatch)
                 continue
-            allowed = OPERAND_CLASSES[cls]
+            allowed = operand_class(cls, self.release.name)
             if isinstance(o, Imm):
                 kind = _imm_kind(o)
                 if k == 0:
@@ -851,7 +867,8 @@ class _Checker:
                 if kind not in allowed:
                     self.add("error", o.line, o.col,
                              f"{mismatch}: {where} cannot be {_IMM_WORDS[kind]} ({o.text}); "
-                             f"it takes {_allowed_words(cls)}", "operand-type", mismatch)
+                             f"it takes {_allowed_words(cls, self.release.name)}", "operand-type",
+                             mismatch)
                 continue
             decl = self.symbol(o.name, o.line, o.col, cls)
             if decl is None:
@@ -861,7 +878,7 @@ class _Checker:
                         else f"a .{decl.space} variable")
                 self.add("error", o.line, o.col,
                          f"{mismatch}: {where} '{o.name}' is {what}; it takes "
-                         f"{_allowed_words(cls)}", "operand-type", mismatch)
+                         f"{_allowed_words(cls, self.release.name)}", "operand-type", mismatch)
 
     def names(self):
         """What ptxas rejects in the names of any instruction, modeled or not (issue 29 item
@@ -898,7 +915,8 @@ class _Checker:
             return None
         pool = p.registers.candidates(name)          # bounded, whatever the ranges declare
         if cls is not None:
-            fit = [r for r in pool if p.registers[r].type in OPERAND_CLASSES[cls]]
+            fit = [r for r in pool
+                   if p.registers[r].type in operand_class(cls, self.release.name)]
             close = difflib.get_close_matches(name, fit, n=1, cutoff=0.4)
         else:
             close = []

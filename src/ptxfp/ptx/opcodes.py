@@ -35,11 +35,11 @@ from functools import lru_cache
 
 from .modifiers import EVERYWHERE, HOSTS, LONGER_NAMES, NOT_AFTER
 
-__all__ = ["OPCODES", "NOT_NAMES", "SOURCE", "known_opcode", "unknown_name", "suggest",
+__all__ = ["OPCODES", "NOT_NAMES", "SOURCE", "SINCE", "opcodes_of", "known_opcode", "unknown_name", "suggest",
            "known_modifier", "unknown_modifiers"]
 
-SOURCE = ("PTX ISA 9.0 manual, section 9.7 (Instructions), completed by a probe of ptxas 13.0 "
-          "(tools/opcode_probe.py)")
+SOURCE = ("PTX ISA 9.0 manual, section 9.7 (Instructions), completed by probes of ptxas 13.0 "
+          "and 13.5 (tools/opcode_probe.py)")
 
 _GROUPS = {
     # 9.7.1 integer arithmetic (and 9.7.2 extended precision)
@@ -91,6 +91,15 @@ _GROUPS = {
     # heading them only with a qualifier (elect.sync, match.sync, redux.sync); without it
     # ptxas says ".sync modifier required for instruction 'elect'", not an unknown name
     "ptxas": "elect match redux",
+    # names ptxas 13.5 knows and 13.0 does not (tools/opcode_probe.py against V13.5.37,
+    # tests/data/ptxas/13.5/opcodes.json; the releases 13.1-13.4 were not probed and are
+    # counted with 13.5): :data:`SINCE`
+    "ptxas-13.5": "clmad.hi clmad.lo fabric.submit fabric.submit.commit_group "
+                  "fabric.try_atom.async fabric.try_get.async fabric.try_get.async.tensor "
+                  "fabric.try_pullred.async fabric.try_put.async fabric.try_put.async.tensor "
+                  "fabric.try_red.async fabric.try_red.async.tensor fabric.wait "
+                  "mbarrier.check_layout multimem.cp.async.bulk multimem.cp.reduce.async.bulk "
+                  "spdecompress tensormap.query.alloc_class_large trace.mark",
 }
 
 #: names ptxas 13.0 reads as one name but calls unknown (tools/opcode_probe.py): its message
@@ -110,6 +119,23 @@ _tcgen05.guardrails.is_phase_valid _warpgroup.arrive _warpgroup.commit_batch _wa
 OPCODES = tuple(sorted({n for g in _GROUPS.values() for n in g.split()}))
 #: name -> its group in the manual
 GROUP = {n: g for g, names in _GROUPS.items() for n in names.split()}
+#: name -> the first ptxas release that knows it, where that is not every release ptxfp
+#: models (13.0's names: every release)
+SINCE = {n: "13.1" for n in _GROUPS["ptxas-13.5"].split()}
+
+
+def _rkey(release):
+    return tuple(int(x) for x in release.split("."))
+
+
+def opcodes_of(release=None):
+    """The instruction names ptxas ``release`` ('13.0'; None: the newest) knows."""
+    return tuple(n for n in OPCODES if _known_in(n, release))
+
+
+def _known_in(name, release):
+    since = SINCE.get(name)
+    return since is None or release is None or _rkey(release) >= _rkey(since)
 
 _BY_FIRST = {}
 for _n in OPCODES:
@@ -119,10 +145,11 @@ for _n in NOT_NAMES:
     _NOT_BY_FIRST.setdefault(_n.split(".", 1)[0], []).append(tuple(_n.split(".")))
 
 
-def _longest(table, toks):
+def _longest(table, toks, release=None):
     best = None
     for name in table.get(toks[0], ()):
-        if tuple(toks[:len(name)]) == name and (best is None or len(name) > len(best)):
+        if tuple(toks[:len(name)]) == name and (best is None or len(name) > len(best)) \
+                and _known_in(".".join(name), release):
             best = name
     return best
 
@@ -145,11 +172,12 @@ def _hidden(spelling):
 
 
 @lru_cache(maxsize=4096)
-def known_opcode(spelling):
+def known_opcode(spelling, release=None):
     """The table name an instruction spelling starts with (``'tcgen05.alloc'`` for
     ``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32``), or None when PTX has no such
-    instruction (``fmaa.rn.f16``, ``ADD.F16``: names are case-sensitive)."""
-    best = _longest(_BY_FIRST, _tokens(spelling))
+    instruction (``fmaa.rn.f16``, ``ADD.F16``: names are case-sensitive); ``release``: as ptxas
+    release '13.0' knows them (None: the newest; ``fabric.wait`` is new in 13.5)."""
+    best = _longest(_BY_FIRST, _tokens(spelling), release)
     hidden = _hidden(spelling)
     if best is None or (hidden is not None and len(hidden) > len(".".join(best))):
         return None                               # barrier.cluster: ptxas reads it whole
@@ -181,21 +209,44 @@ def suggest(spelling):
     return close[0] if close else None
 
 
-def known_modifier(name: str, token: str) -> bool:
+#: modifier tokens ptxas 13.5 knows after every name and 13.0 does not (tools/modifier_probe.py
+#: --ptxas 13.5, tests/data/ptxas/13.5/modifiers.json; ptxas 13.0 says "Unknown modifier" for
+#: each): token -> the first release that knows it (13.1-13.4 not probed, counted with 13.5)
+MODIFIERS_SINCE = {t: "13.1" for t in """L1::32B alloc_large alloc_same alloc_small b4 exclusive
+fabric ignore_oob multimem proxy::readonly s2f6x2""".split()}
+#: (token, name): known after that name from a later release on (13.0: ``applypriority.bulk``
+#: is "Not a name of any known instruction"; 13.5 knows ``applypriority.async.bulk``)
+AFTER_SINCE = {("bulk_group", "applypriority"): "13.1"}
+#: tokens every release knows after every name that the 13.0 probe did not write (none of
+#: its candidates: the 13.5 binary's strings have them); ptxas 13.0 takes each (``bar.ecr;``
+#: draws no "Unknown modifier")
+ALSO_EVERYWHERE = frozenset("""ecr scratch sync_restrict::read sync_restrict::reads
+sync_restrict::shared::cluster::read valid_addr""".split())
+
+
+def known_modifier(name: str, token: str, release: str | None = None) -> bool:
     """Whether ptxas reads ``.token`` after the instruction name ``name`` (a name of
-    :data:`OPCODES`) as a modifier it knows (the probed vocabulary of modifiers.py); True where
-    the probe cannot say: after a name it did not write tokens after (not in
-    ``modifiers.HOSTS``), and for a token starting with a digit (the probe wrote only those of
-    the real-world modules and the tables: ``.16x64b``)."""
+    :data:`OPCODES`) as a modifier it knows (the probed vocabulary of modifiers.py, as ptxas
+    ``release`` knows it: '13.0'; None: the newest); True where the probe cannot say: after a
+    name it did not write tokens after (not in ``modifiers.HOSTS``), and for a token starting
+    with a digit (the probe wrote only those of the real-world modules and the tables:
+    ``.16x64b``)."""
     if name not in HOSTS or token[:1].isdigit():
         return True
-    if token in EVERYWHERE:
+    if token in EVERYWHERE or token in ALSO_EVERYWHERE:
         return True
+    since = MODIFIERS_SINCE.get(token)
+    if since is not None:
+        return release is None or _rkey(release) >= _rkey(since)
     not_after = NOT_AFTER.get(token)
-    return not_after is not None and name not in not_after
+    if not_after is not None and name in not_after:
+        since = AFTER_SINCE.get((token, name))
+        return since is not None and (release is None or _rkey(release) >= _rkey(since))
+    return not_after is not None
 
 
-def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
+def unknown_modifiers(spelling: str, name: str, release: str | None = None
+                      ) -> list[tuple[int, str]]:
     """(offset in ``spelling`` of the ``.``, token) for each token after the name ``name``
     (:func:`known_opcode`'s) that ptxas calls "Unknown modifier": ``[(3, 'syncx')]`` for
     ``bar.syncx``.  The name's own tokens are not looked at (``tcgen05.wait::ld``), nor those
@@ -207,7 +258,7 @@ def unknown_modifiers(spelling: str, name: str) -> list[tuple[int, str]]:
     pos = sum(len(p) + 1 for p in parts[:skip]) - 1
     out = []
     for tok in parts[skip:]:
-        if not known_modifier(name, tok):
+        if not known_modifier(name, tok, release):
             out.append((pos, tok))
         pos += len(tok) + 1
     return out

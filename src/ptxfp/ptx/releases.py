@@ -29,11 +29,13 @@ Data only (and the lookup :func:`release`); check.py reads it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..errors import PtxfpError
 
-__all__ = ["Release", "RELEASES", "DEFAULT", "release", "release_names", "PTX_OF_CUDA"]
+__all__ = ["Release", "RELEASES", "DEFAULT", "release", "release_names", "PTX_OF_CUDA",
+           "REWORDED", "reworded", "UNREAD", "unread"]
 
 #: the newest PTX ISA version of each CUDA release (the PTX ISA manual's release notes; 13.0
 #: and 13.5 measured)
@@ -124,6 +126,48 @@ RELEASES: dict[str, Release] = {
 
 #: the release check() decides as unless told otherwise
 DEFAULT = "13.5"
+
+
+#: ptxas' words that changed between releases, for a spelling both refuse: (the first
+#: release with the new words, the old message as a regular expression, the new one as its
+#: replacement, the new rule).  ptxas 13.5 blames the types of ``add.satfinite.f16`` (it knows
+#: .satfinite on add/sub/mul/fma with other types) where 13.0 called the modifier illegal
+#: (tests/data/ptxas/13.5/spellings.jsonl; 13.1-13.4 not measured, counted with 13.5)
+REWORDED: tuple[tuple[str, str, str, str], ...] = (
+    ("13.1", r"Illegal modifier '\.satfinite' for instruction '(add|sub|mul|fma)'",
+     r"Unexpected instruction types specified for '\1'", "illegal-type"),
+)
+
+
+#: modifier tokens a release's parser cannot read at all: (the last release that cannot, the
+#: token, ptxas' message).  ptxas 13.0 stops at ``sin.approx.ftz.2pi.f32`` ("Parsing error
+#: near 'pi': syntax error"); 13.5 reads ``.2pi`` (PTX ISA 9.5)
+UNREAD: tuple[tuple[str, str, str], ...] = (
+    ("13.0", "2pi", "Parsing error near 'pi': syntax error"),
+)
+
+
+def unread(name: str, spelling: str) -> str | None:
+    """ptxas release ``name``'s parse error for a spelling with a token it cannot read
+    (:data:`UNREAD`), else None."""
+    toks = spelling.split(".")[1:]
+    for until, token, message in UNREAD:
+        if _rkey(name) <= _rkey(until) and token in toks:
+            return message
+    return None
+
+
+def _rkey(name: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in name.split("."))
+
+
+def reworded(name: str, rule: str, message: str) -> tuple[str, str]:
+    """(rule, message) as ptxas release ``name`` words an error that :data:`REWORDED` lists
+    (13.0's words are the ones check() is written with)."""
+    for since, old, new, new_rule in REWORDED:
+        if _rkey(name) >= _rkey(since) and re.fullmatch(old, message):
+            return new_rule, re.sub(old, new, message)
+    return rule, message
 
 
 def release_names() -> tuple[str, ...]:

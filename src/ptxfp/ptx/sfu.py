@@ -10,13 +10,15 @@ Measured with ptxas 13.5 (V13.5.37): ``python tools/ptxas_probe.py --groups sfu`
 {f16, f16x2, bf16, bf16x2, f32, f64} x rounding or none x {.approx, .ftz, .full, .sat, .relu}
 subsets, and misorders, repeats and foreign tokens; tests/data/ptxas/13.5/spellings_sfu.jsonl,
 held by tests/test_check_sfu.py), the requirements from the legal forms' version and target
-sweeps.  ptxas 13.0 decides these the same way (PTX ISA 9.0 adds none of them).
+sweeps.  ptxas 13.0 decides these the same way (PTX ISA 9.0 adds none of them), except
+``.2pi`` (sin/cos ``.approx.ftz.2pi.f32``, PTX ISA 9.5: isa/sfu.py ``TWO_PI``), a token 13.0
+cannot parse (releases.UNREAD).
 """
 
 from __future__ import annotations
 
 from ..isa.sfu import (FORMS, FTZ_REQUIRED, OPCODES, REQUIRES, ROUNDING_MESSAGE, SFU_ROUNDINGS,
-                       Require)
+                       TWO_PI, TWO_PI_FTZ, Require)
 
 __all__ = ["OPCODES", "FORMS", "REQUIRES", "ROUNDING_MESSAGE", "FTZ_REQUIRED", "verdict"]
 
@@ -33,8 +35,9 @@ def verdict(op: str, rest: list[str], types: frozenset[str],
     decides the spelling."""
     errs: list[tuple[str, str]] = []
     rnds = [t for t in rest if t in roundings]
-    if rest.count("ftz") > 1:
-        errs.append(("duplicate-modifier", "Duplicate .ftz modifier"))
+    for m in ("ftz", "2pi"):
+        if rest.count(m) > 1:
+            errs.append(("duplicate-modifier", f"Duplicate .{m} modifier"))
     if len(rnds) > 1:
         errs.append(("rounding-conflict", "Multiple rounding modifiers specified"))
     tys = [t for t in rest if t in types]
@@ -47,7 +50,8 @@ def verdict(op: str, rest: list[str], types: frozenset[str],
     if modes is None:
         return (("illegal-type", f"Unexpected instruction types specified for '{op}'"),), ()
     mods = [t for t in rest if t not in types and t not in roundings]
-    bad = [m for m in mods if m not in _MODIFIERS]
+    two_pi = "2pi" in mods and (op, ty) in TWO_PI
+    bad = [m for m in mods if m not in _MODIFIERS and not (m == "2pi" and two_pi)]
     if bad:
         return (("illegal-modifier", f"Illegal modifier '.{bad[0]}' for instruction '{op}'"),), ()
     ftz = "ftz" in mods
@@ -78,4 +82,8 @@ def verdict(op: str, rest: list[str], types: frozenset[str],
         return (("illegal-modifier", f"Illegal modifier '.ftz' for instruction '{op}'"),), ()
     if not ftz and policy == "req":
         return (("illegal-modifier", FTZ_REQUIRED[(op, ty)]),), ()
+    if two_pi:
+        if not ftz:
+            return (("illegal-modifier", TWO_PI_FTZ.format(op=op)),), ()
+        return (), REQUIRES.get((op, ty), ()) + TWO_PI[(op, ty)]
     return (), REQUIRES.get((op, ty), ())
