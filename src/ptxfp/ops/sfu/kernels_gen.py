@@ -1,14 +1,22 @@
 """The SFU sequences as kernels: written by tools/sfu_sequences.py --codegen from
 sass_data.py (Cuda compilation tools, release 13.5, V13.5.37); do not edit.  One function per distinct
 sequence: a loop over the elements whose body is the SASS, one statement per
-instruction (sequence.translate)."""
+instruction (sequence.translate), with the primitives and the instructions inlined:
+one loop of straight-line code per sequence, which LLVM vectorizes."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .primitives import mufu_ex2, mufu_lg2, mufu_rcp, mufu_rsq, mufu_sqrt  # noqa: F401
+from .primitives import MUFU, inlined
 from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401
+
+# every primitive, compiled inline into the kernels that call it
+mufu_ex2 = inlined(MUFU['EX2'])
+mufu_lg2 = inlined(MUFU['LG2'])
+mufu_rcp = inlined(MUFU['RCP'])
+mufu_rsq = inlined(MUFU['RSQ'])
+mufu_sqrt = inlined(MUFU['SQRT'])
 
 
 def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]

@@ -22,8 +22,12 @@ sm_70, sm_75 on all 2^32 inputs); every later target is assumed to equal sm_75
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2_C2_TERM_ALIGNMENT,
                      EX2_M, EX2_SUM_WEIGHT, EX2_TABLE, LG2_BIAS, LG2_C0_TERM_ALIGNMENT,
@@ -36,9 +40,24 @@ from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2
                      SQRT_TABLE)
 
 __all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "MUFU", "MEASURED",
-           "PRIMITIVES", "provenance", "SQ"]
+           "PRIMITIVES", "provenance", "SQ", "primitive",
+           "inlined"]
 
 NAN = 0x7FFFFFFF
+
+#: The decorator of the primitives and their helpers: compiled inline into each kernel (Numba
+#: inlines them into the caller's IR), so that a kernel is one loop of straight-line code that
+#: LLVM vectorizes; a call into a separately compiled function would stop that.
+primitive = njit(cache=True, nogil=True, inline="always")
+
+
+def inlined(fn: Any) -> Any:
+    """``fn`` (a Numba function) as one compiled inline into its callers: itself where it is
+    (``primitive``), else a copy of its Python function so decorated (the kernels call every
+    primitive through this, so that a primitive decorated otherwise is inlined all the same)."""
+    if fn.targetoptions.get("inline") == "always":
+        return fn
+    return njit(nogil=True, inline="always")(fn.py_func)
 
 
 def _square_table(bits: int) -> np.ndarray:
@@ -62,16 +81,17 @@ def _square_table(bits: int) -> np.ndarray:
 SQ = _square_table(17)
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def square(x: int) -> int:
-    """The truncated squarer's x*x (as ``_square_table``), one value."""
-    err = 0
-    for i in range(10):
-        err |= ((x >> i) & 1) << (2 * i)
-    err &= (1 << 19) - 1
-    for i in range(9):
-        if (x >> i) & 1:
-            err += ((x << (i + 1)) & ~((1 << (2 * i + 2)) - 1)) & ((1 << 19) - 1)
+    """The truncated squarer's x*x (as ``_square_table``), one value, without branches."""
+    t = x & 0x3FF                                   # bits 0..9 to the even columns 0..18
+    t = (t | (t << 8)) & 0x00FF00FF
+    t = (t | (t << 4)) & 0x0F0F0F0F
+    t = (t | (t << 2)) & 0x33333333
+    err = (t | (t << 1)) & 0x55555555
+    for i in range(9):                              # row i: x_i times the bits above i
+        keep = ((1 << 19) - 1) & ~((1 << (2 * i + 2)) - 1)
+        err += (-((x >> i) & 1)) & ((x << (i + 1)) & keep)
     return x * x - err
 
 
@@ -92,186 +112,153 @@ EX2_B = EX2_BIAS >> ((64 - EX2_SUM_WEIGHT) + 23)
 F23 = (1 << 23) - 1
 
 
-@njit(cache=True, nogil=True)
+@intrinsic
+def clz64(typingctx: Any, x: Any) -> Any:
+    """Leading zero bits of a 64-bit integer (64 for 0): one ``llvm.ctlz``."""
+    if isinstance(x, types.Integer) and x.bitwidth == 64:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+        return types.int64(x), codegen
+    return None
+
+
+# Each primitive computes its general path for every input (a table index is always inside its
+# table), then selects the special cases' results: straight-line code that the kernels inline
+# and LLVM vectorizes (see ``primitive``).
+
+@primitive
 def mufu_rcp(x: int) -> int:
     """MUFU.RCP: 1/x."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        return NAN if f else s                       # 1/inf = zero of its sign
-    if e == 0:
-        return s | 0x7F800000                        # 0 (or a flushed subnormal): inf
     lo = 23 - RCP_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
-    c0 = RCP_T[xh, 0]
-    c1 = RCP_T[xh, 1]
-    c2 = RCP_T[xh, 2]
-    acc = ((c0 << RCP_C0_TERM_ALIGNMENT) - ((c1 * xl) << RCP_C1_TERM_ALIGNMENT)
-           + ((c2 * (square(xl << 1) >> 2)) << RCP_C2_TERM_ALIGNMENT) + RCP_B)
-    re = 127
-    if (acc >> RCP_SUM_WEIGHT) == 0:
-        re = 126
-        acc <<= 1
+    acc = ((RCP_T[xh, 0] << RCP_C0_TERM_ALIGNMENT) - ((RCP_T[xh, 1] * xl) << RCP_C1_TERM_ALIGNMENT)
+           + ((RCP_T[xh, 2] * (square(xl << 1) >> 2)) << RCP_C2_TERM_ALIGNMENT) + RCP_B)
+    low = 1 if (acc >> RCP_SUM_WEIGHT) == 0 else 0  # below 1: one more bit
+    acc = acc << low
     frac = (acc >> (RCP_SUM_WEIGHT - 23)) & F23
-    ne = re - (e - 127)
-    if ne <= 0:
-        return s                                     # below the normal range: flushed
-    return s | (ne << 23) | frac
+    ne = 127 - low - (e - 127)
+    r = s | (ne << 23) | frac
+    r = s if ne <= 0 else r                          # below the normal range: flushed
+    r = (s | 0x7F800000) if e == 0 else r            # 0 (or a flushed subnormal): inf
+    if e == 0xFF:
+        r = NAN if f != 0 else s                     # 1/inf = zero of its sign
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_rsq(x: int) -> int:
     """MUFU.RSQ: 1/sqrt(x)."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f or s:
-            return NAN
-        return 0
-    if e == 0:
-        return s | 0x7F800000
-    if s:
-        return NAN
     k = e - 127
+    odd = k & 1
     lo = 23 - RSQRT_M
-    xh = f >> lo
+    idx = (f >> lo) + (odd << RSQRT_M)
     xl = f & ((1 << lo) - 1)
-    idx = xh
-    if k & 1:
-        k -= 1
-        idx += 1 << RSQRT_M
-    elif f == 0:
-        return (127 - k // 2) << 23                  # an even power of two: exact
-    c0 = RSQRT_T[idx, 0]
-    c1 = RSQRT_T[idx, 1]
-    c2 = RSQRT_T[idx, 2]
-    acc = ((c0 << RSQRT_C0_TERM_ALIGNMENT) - ((c1 * xl) << RSQRT_C1_TERM_ALIGNMENT)
-           + ((c2 * square(xl)) << RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
+    acc = ((RSQRT_T[idx, 0] << RSQRT_C0_TERM_ALIGNMENT)
+           - ((RSQRT_T[idx, 1] * xl) << RSQRT_C1_TERM_ALIGNMENT)
+           + ((RSQRT_T[idx, 2] * square(xl)) << RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
     acc <<= 1
     frac = (acc >> (RSQRT_SUM_WEIGHT - 23)) & F23
-    return ((126 - k // 2) << 23) | frac
+    h = (k - odd) >> 1
+    r = ((126 - h) << 23) | frac
+    r = ((127 - h) << 23) if (odd | f) == 0 else r   # an even power of two: exact
+    r = NAN if s != 0 else r
+    r = (s | 0x7F800000) if e == 0 else r
+    if e == 0xFF:
+        r = NAN if (f | s) != 0 else 0
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_sqrt(x: int) -> int:
     """MUFU.SQRT: sqrt(x) (the sm_6x+ table of its own; sm_5x computed rcp(rsq(x)))."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f or s:
-            return NAN
-        return 0x7F800000
-    if e == 0:
-        return s                                     # sqrt(-0) = -0
-    if s:
-        return NAN
     k = e - 127
+    odd = k & 1
     lo = 23 - SQRT_M
-    xh = f >> lo
+    idx = (f >> lo) + (odd << SQRT_M)
     xl = f & ((1 << lo) - 1)
-    idx = xh
-    if k & 1:
-        k -= 1
-        idx += 1 << SQRT_M
-    c0 = SQRT_T[idx, 0]
-    c1 = SQRT_T[idx, 1]
-    c2 = SQRT_T[idx, 2]
-    acc = ((c0 << SQRT_C0_TERM_ALIGNMENT) + ((c1 * xl) << SQRT_C1_TERM_ALIGNMENT)
-           - ((c2 * square(xl)) << SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
+    acc = ((SQRT_T[idx, 0] << SQRT_C0_TERM_ALIGNMENT)
+           + ((SQRT_T[idx, 1] * xl) << SQRT_C1_TERM_ALIGNMENT)
+           - ((SQRT_T[idx, 2] * square(xl)) << SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
     frac = (acc >> (SQRT_SUM_WEIGHT - 23)) & F23
-    return ((127 + k // 2) << 23) | frac
+    r = ((127 + ((k - odd) >> 1)) << 23) | frac
+    r = NAN if s != 0 else r
+    r = s if e == 0 else r                           # sqrt(-0) = -0
+    if e == 0xFF:
+        r = NAN if (f | s) != 0 else 0x7F800000
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_lg2(x: int) -> int:
     """MUFU.LG2: log2(x)."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f or s:
-            return NAN
-        return 0x7F800000
-    if e == 0:
-        return 0xFF800000                            # log2(+-0) = -inf
-    if s:
-        return NAN
-    if x == 0x3F800000:
-        return 0
     lo = 23 - LG2_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
-    c0 = LG2_T[xh, 0]
-    c1 = LG2_T[xh, 1]
-    c2 = LG2_T[xh, 2]
-    acc = ((c0 << LG2_C0_TERM_ALIGNMENT) + ((c1 * xl) << LG2_C1_TERM_ALIGNMENT)
-           - ((c2 * square(xl)) << LG2_C2_TERM_ALIGNMENT) + LG2_B)
+    acc = ((LG2_T[xh, 0] << LG2_C0_TERM_ALIGNMENT) + ((LG2_T[xh, 1] * xl) << LG2_C1_TERM_ALIGNMENT)
+           - ((LG2_T[xh, 2] * square(xl)) << LG2_C2_TERM_ALIGNMENT) + LG2_B)
     acc += (e - 127) << LG2_SUM_WEIGHT
-    if acc < 0:
-        acc = -acc
+    acc = -acc if acc < 0 else acc
     acc &= ~((1 << 20) - 1)                          # the sum is truncated below bit 20
-    if acc == 0:
-        return 0
-    re = 127
-    W = LG2_SUM_WEIGHT
-    while (acc >> W) == 0:
-        re -= 1
-        acc <<= 1
-    while (acc >> (W + 1)) != 0:
-        re += 1
-        acc >>= 1
-    frac = (acc >> (W - 23)) & F23
-    sign = 0x80000000 if e < 127 else 0
-    return sign | (re << 23) | frac
+    lead = 63 - clz64(acc)                           # its leading bit becomes the implicit 1
+    sh = lead - 23
+    frac = ((acc >> max(sh, 0)) << max(-sh, 0)) & F23
+    r = (0x80000000 if e < 127 else 0) | ((127 + lead - LG2_SUM_WEIGHT) << 23) | frac
+    r = 0 if acc == 0 or x == 0x3F800000 else r
+    r = NAN if s != 0 else r
+    r = 0xFF800000 if e == 0 else r                  # log2(+-0) = -inf
+    if e == 0xFF:
+        r = NAN if (f | s) != 0 else 0x7F800000
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_ex2(x: int) -> int:
     """MUFU.EX2: 2^x (a result below 2^-126 is zero)."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f:
-            return NAN
-        return 0 if s else 0x7F800000
-    if e == 0:
-        return 0x3F800000
     k = e - 127
     m = f | (1 << 23)
     # |x| = m * 2^(k-23): its integral part n and its fraction, truncated to 23 bits (fx)
+    kp = min(max(k, 0), 23)
+    n = m >> (23 - kp)
+    fx = (m << kp) & F23
     if k >= 23:
-        n = m << (k - 23) if k < 31 else 1 << 20
-        fx = 0
-    elif k >= 0:
-        n = m >> (23 - k)
-        fx = (m << k) & F23
-    else:
+        n = m << min(k - 23, 7) if k < 31 else 1 << 20
+    if k < 0:
         n = 0
         fx = m >> min(-k, 24)
-    if s:
-        n = -n
-        if fx != 0:
-            fx = ~fx
-            n -= 1
+    neg = s != 0
+    borrow = neg and fx != 0
+    n = -n if neg else n
+    n = n - 1 if borrow else n
+    fx = ~fx if borrow else fx
     lo = 23 - EX2_M
     xh = (fx >> lo) & ((1 << EX2_M) - 1)
     xl = fx & ((1 << lo) - 1)
-    c0 = EX2_T[xh, 0]
-    c1 = EX2_T[xh, 1]
-    c2 = EX2_T[xh, 2]
-    acc = ((c0 << EX2_C0_TERM_ALIGNMENT) + ((c1 * xl) << EX2_C1_TERM_ALIGNMENT)
-           + ((c2 * square(xl)) << EX2_C2_TERM_ALIGNMENT) + EX2_B)
+    acc = ((EX2_T[xh, 0] << EX2_C0_TERM_ALIGNMENT) + ((EX2_T[xh, 1] * xl) << EX2_C1_TERM_ALIGNMENT)
+           + ((EX2_T[xh, 2] * square(xl)) << EX2_C2_TERM_ALIGNMENT) + EX2_B)
     frac = (acc >> (EX2_SUM_WEIGHT - 23)) & F23
-    if n > 127:
-        return 0x7F800000
-    if n < -126:
-        return 0
-    return ((n + 127) << 23) | frac
+    r = ((n + 127) << 23) | frac
+    r = 0 if n < -126 else r
+    r = 0x7F800000 if n > 127 else r
+    r = 0x3F800000 if e == 0 else r
+    if e == 0xFF:
+        r = NAN if f != 0 else (0 if neg else 0x7F800000)
+    return r
 
 
 #: MUFU opcode (as SASS writes it) -> its primitive

@@ -19,17 +19,17 @@ CMP = {"LT": 0, "EQ": 1, "LE": 2, "GT": 3, "NE": 4, "GE": 5, "LTU": 8, "EQU": 9,
        "GTU": 11, "NEU": 12, "GEU": 13}
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def f32(b: int) -> np.float32:
     return f32_from_bits(b)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def bits(x: np.float32) -> int:
     return bits_from_f32(x)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def flush(x: np.float32) -> np.float32:
     b = bits_from_f32(x)
     if (b & 0x7F800000) == 0:
@@ -37,7 +37,7 @@ def flush(x: np.float32) -> np.float32:
     return x
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _rz(exact: float) -> np.float32:
     """``exact`` (a binary64 holding the exact result) rounded toward zero to binary32."""
     r = np.float32(exact)
@@ -48,7 +48,7 @@ def _rz(exact: float) -> np.float32:
     return r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fmul(x: np.float32, y: np.float32, ftz: bool, rz: bool) -> np.float32:
     if ftz:
         x = flush(x)
@@ -60,7 +60,7 @@ def fmul(x: np.float32, y: np.float32, ftz: bool, rz: bool) -> np.float32:
     return flush(r) if ftz else r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fadd(x: np.float32, y: np.float32, ftz: bool) -> np.float32:
     if ftz:
         x = flush(x)
@@ -69,7 +69,7 @@ def fadd(x: np.float32, y: np.float32, ftz: bool) -> np.float32:
     return flush(r) if ftz else r
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fsetp(code: int, x: np.float32, y: np.float32, ftz: bool) -> bool:
     if ftz:
         x = flush(x)
