@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core._jit import fpenv_enter, fpenv_leave
 from .primitives import MUFU, inlined
 from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401
 
@@ -20,6 +21,7 @@ mufu_sqrt = inlined(MUFU['SQRT'])
 
 
 def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, abs(x0), f32(0x800000), False)
@@ -32,9 +34,11 @@ def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_3ae6b1b5(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, x0, f32(0xc2fc0000), False)
@@ -47,9 +51,11 @@ def seq_3ae6b1b5(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_3b2eac8b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_sqrt(bits(x0)))
@@ -57,9 +63,11 @@ def seq_3b2eac8b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_4451b215(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -79,9 +87,11 @@ def seq_4451b215(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -96,9 +106,11 @@ def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_83daa39f(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_rsq(bits(x0)))
@@ -106,9 +118,11 @@ def seq_83daa39f(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_909e2acf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_rcp(bits(x0)))
@@ -116,9 +130,11 @@ def seq_909e2acf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_9dc2833e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -128,9 +144,11 @@ def seq_9dc2833e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_a7707e02(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_rsq(bits(x0)))
@@ -138,9 +156,11 @@ def seq_a7707e02(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_ad6db2d9(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_sqrt(bits(x0)))
@@ -148,9 +168,11 @@ def seq_ad6db2d9(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_ae423bc8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -165,9 +187,11 @@ def seq_ae423bc8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_afb7f05b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, abs(x0), f32(0x800000), False)
@@ -180,9 +204,11 @@ def seq_afb7f05b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_b434f752(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_rcp(bits(x0)))
@@ -190,9 +216,11 @@ def seq_b434f752(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_b5101703(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(0x4b800000)
@@ -207,9 +235,11 @@ def seq_b5101703(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_d0fb923e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, abs(x0), f32(0x800000), False)
@@ -222,9 +252,11 @@ def seq_d0fb923e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_d37e0f1b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_lg2(bits(x0)))
@@ -232,9 +264,11 @@ def seq_d37e0f1b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_d755459b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_ex2(bits(x0)))
@@ -242,9 +276,11 @@ def seq_d755459b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_e1cdfcaf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -254,9 +290,11 @@ def seq_e1cdfcaf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_f3ff9806(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_ex2(bits(x0)))
@@ -264,9 +302,11 @@ def seq_f3ff9806(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_f7d4d286(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_lg2(bits(x0)))
@@ -274,6 +314,7 @@ def seq_f7d4d286(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 #: kernel name -> kernel

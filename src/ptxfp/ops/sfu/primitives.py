@@ -81,17 +81,34 @@ def _square_table(bits: int) -> np.ndarray:
 SQ = _square_table(17)
 
 
+def _low_product(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """sum of u_i v_j 2^(i+j) over i + j <= 5: the partial products of u*v in columns 0..5."""
+    t = np.zeros(np.broadcast(u, v).shape, dtype=np.int64)
+    for i in range(6):
+        for j in range(6 - i):
+            t += (((u >> i) & 1) * ((v >> j) & 1)) << (i + j)
+    return t
+
+
+_SIX = np.arange(64, dtype=np.int64)
+#: _low_product(b, b) by b, and _low_product(a, c) by a * 64 + c (``square``)
+SQ_BB = _low_product(_SIX, _SIX)
+SQ_AC = _low_product(_SIX[:, None], _SIX[None, :]).ravel()
+
+
 @primitive
 def square(x: int) -> int:
-    """The truncated squarer's x*x (as ``_square_table``), one value, without branches."""
-    t = x & 0x3FF                                   # bits 0..9 to the even columns 0..18
-    t = (t | (t << 8)) & 0x00FF00FF
-    t = (t | (t << 4)) & 0x0F0F0F0F
-    t = (t | (t << 2)) & 0x33333333
-    err = (t | (t << 1)) & 0x55555555
-    for i in range(9):                              # row i: x_i times the bits above i
-        keep = ((1 << 19) - 1) & ~((1 << (2 * i + 2)) - 1)
-        err += (-((x >> i) & 1)) & ((x << (i + 1)) & keep)
+    """The truncated squarer's x*x (as ``_square_table``), one value, without branches.
+
+    The dropped bits are the partial products of x*x (each x_i x_j, i != j, twice) in columns
+    0..17, and x_9 at column 18.  With x = a + b 2^6 + c 2^12 (6-bit pieces; bits above 17 drop
+    nothing): a*a and a*b lie wholly below column 18, b*b and a*c only in their columns 0..5
+    (``SQ_BB``, ``SQ_AC``), b*c and c*c wholly above."""
+    a = x & 63
+    b = (x >> 6) & 63
+    c = (x >> 12) & 63
+    err = (a * a + ((a * b) << 7) + ((SQ_BB[b] + 2 * SQ_AC[(a << 6) | c]) << 12)
+           + (((x >> 9) & 1) << 18))
     return x * x - err
 
 
@@ -110,6 +127,31 @@ RSQRT_B = RSQRT_BIAS >> ((64 - RSQRT_SUM_WEIGHT) + 23)
 LG2_B = LG2_BIAS >> ((64 - LG2_SUM_WEIGHT) + 23)
 EX2_B = EX2_BIAS >> ((64 - EX2_SUM_WEIGHT) + 23)
 F23 = (1 << 23) - 1
+#: a segment's (c0, c1, c2) packed in one int64 (c0 | c1 << 27 | c2 << 45; ``coeffs``): one
+#: table load per element instead of three (a vector gather each)
+PACK = (27, 18, 18)
+
+
+def packed(t: np.ndarray) -> np.ndarray:
+    """A (segments, 3) coefficient table as one int64 per segment (``PACK``)."""
+    for j, w in enumerate(PACK):
+        if t[:, j].min() < 0 or int(t[:, j].max()).bit_length() > w:
+            raise ValueError(f"coefficient {j} does not fit {w} bits")
+    return t[:, 0] | (t[:, 1] << PACK[0]) | (t[:, 2] << (PACK[0] + PACK[1]))
+
+
+RCP_P = packed(RCP_T)
+SQRT_P = packed(SQRT_T)
+RSQRT_P = packed(RSQRT_T)
+LG2_P = packed(LG2_T)
+EX2_P = packed(EX2_T)
+
+
+@primitive
+def coeffs(w: int) -> tuple[int, int, int]:
+    """(c0, c1, c2) of a packed segment."""
+    return (w & ((1 << PACK[0]) - 1), (w >> PACK[0]) & ((1 << PACK[1]) - 1),
+            w >> (PACK[0] + PACK[1]))
 
 
 @intrinsic
@@ -135,8 +177,9 @@ def mufu_rcp(x: int) -> int:
     lo = 23 - RCP_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
-    acc = ((RCP_T[xh, 0] << RCP_C0_TERM_ALIGNMENT) - ((RCP_T[xh, 1] * xl) << RCP_C1_TERM_ALIGNMENT)
-           + ((RCP_T[xh, 2] * (square(xl << 1) >> 2)) << RCP_C2_TERM_ALIGNMENT) + RCP_B)
+    c0, c1, c2 = coeffs(RCP_P[xh])
+    acc = ((c0 << RCP_C0_TERM_ALIGNMENT) - ((c1 * xl) << RCP_C1_TERM_ALIGNMENT)
+           + ((c2 * (square(xl << 1) >> 2)) << RCP_C2_TERM_ALIGNMENT) + RCP_B)
     low = 1 if (acc >> RCP_SUM_WEIGHT) == 0 else 0  # below 1: one more bit
     acc = acc << low
     frac = (acc >> (RCP_SUM_WEIGHT - 23)) & F23
@@ -160,9 +203,10 @@ def mufu_rsq(x: int) -> int:
     lo = 23 - RSQRT_M
     idx = (f >> lo) + (odd << RSQRT_M)
     xl = f & ((1 << lo) - 1)
-    acc = ((RSQRT_T[idx, 0] << RSQRT_C0_TERM_ALIGNMENT)
-           - ((RSQRT_T[idx, 1] * xl) << RSQRT_C1_TERM_ALIGNMENT)
-           + ((RSQRT_T[idx, 2] * square(xl)) << RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
+    c0, c1, c2 = coeffs(RSQRT_P[idx])
+    acc = ((c0 << RSQRT_C0_TERM_ALIGNMENT)
+           - ((c1 * xl) << RSQRT_C1_TERM_ALIGNMENT)
+           + ((c2 * square(xl)) << RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
     acc <<= 1
     frac = (acc >> (RSQRT_SUM_WEIGHT - 23)) & F23
     h = (k - odd) >> 1
@@ -186,9 +230,10 @@ def mufu_sqrt(x: int) -> int:
     lo = 23 - SQRT_M
     idx = (f >> lo) + (odd << SQRT_M)
     xl = f & ((1 << lo) - 1)
-    acc = ((SQRT_T[idx, 0] << SQRT_C0_TERM_ALIGNMENT)
-           + ((SQRT_T[idx, 1] * xl) << SQRT_C1_TERM_ALIGNMENT)
-           - ((SQRT_T[idx, 2] * square(xl)) << SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
+    c0, c1, c2 = coeffs(SQRT_P[idx])
+    acc = ((c0 << SQRT_C0_TERM_ALIGNMENT)
+           + ((c1 * xl) << SQRT_C1_TERM_ALIGNMENT)
+           - ((c2 * square(xl)) << SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
     frac = (acc >> (SQRT_SUM_WEIGHT - 23)) & F23
     r = ((127 + ((k - odd) >> 1)) << 23) | frac
     r = NAN if s != 0 else r
@@ -207,8 +252,9 @@ def mufu_lg2(x: int) -> int:
     lo = 23 - LG2_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
-    acc = ((LG2_T[xh, 0] << LG2_C0_TERM_ALIGNMENT) + ((LG2_T[xh, 1] * xl) << LG2_C1_TERM_ALIGNMENT)
-           - ((LG2_T[xh, 2] * square(xl)) << LG2_C2_TERM_ALIGNMENT) + LG2_B)
+    c0, c1, c2 = coeffs(LG2_P[xh])
+    acc = ((c0 << LG2_C0_TERM_ALIGNMENT) + ((c1 * xl) << LG2_C1_TERM_ALIGNMENT)
+           - ((c2 * square(xl)) << LG2_C2_TERM_ALIGNMENT) + LG2_B)
     acc += (e - 127) << LG2_SUM_WEIGHT
     acc = -acc if acc < 0 else acc
     acc &= ~((1 << 20) - 1)                          # the sum is truncated below bit 20
@@ -249,8 +295,9 @@ def mufu_ex2(x: int) -> int:
     lo = 23 - EX2_M
     xh = (fx >> lo) & ((1 << EX2_M) - 1)
     xl = fx & ((1 << lo) - 1)
-    acc = ((EX2_T[xh, 0] << EX2_C0_TERM_ALIGNMENT) + ((EX2_T[xh, 1] * xl) << EX2_C1_TERM_ALIGNMENT)
-           + ((EX2_T[xh, 2] * square(xl)) << EX2_C2_TERM_ALIGNMENT) + EX2_B)
+    c0, c1, c2 = coeffs(EX2_P[xh])
+    acc = ((c0 << EX2_C0_TERM_ALIGNMENT) + ((c1 * xl) << EX2_C1_TERM_ALIGNMENT)
+           + ((c2 * square(xl)) << EX2_C2_TERM_ALIGNMENT) + EX2_B)
     frac = (acc >> (EX2_SUM_WEIGHT - 23)) & F23
     r = ((n + 127) << 23) | frac
     r = 0 if n < -126 else r

@@ -170,16 +170,19 @@ def generate(sass: dict[tuple[str, str], tuple[str, ...]], ptxas: str) -> str:
            'one loop of straight-line code per sequence, which LLVM vectorizes."""', "",
            "from __future__ import annotations", "",
            "import numpy as np", "",
+           "from ...core._jit import fpenv_enter, fpenv_leave",
            "from .primitives import MUFU, inlined",
            "from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401", "",
            "# every primitive, compiled inline into the kernels that call it",
            *(f"mufu_{p.lower()} = inlined(MUFU[{p!r}])" for p in sorted(MUFU)), ""]
     for name in sorted(bodies):
         src += ["", f"def {name}(a, b, out, nan_bits):  # type: ignore[no-untyped-def]",
+                "    saved = fpenv_enter()           # the IEEE default environment",
                 "    for i in range(out.size):", *bodies[name],
                 "        if (r & 0x7FFFFFFF) > 0x7F800000:",
                 "            r = nan_bits",
-                "        out[i] = np.uint32(r)", ""]
+                "        out[i] = np.uint32(r)",
+                "    fpenv_leave(saved)", ""]
     src += ["", "#: kernel name -> kernel", "FUNCS = {"]
     src += [f"    {n!r}: {n}," for n in sorted(bodies)]
     src += ["}", "#: (form, target) -> the kernel of its sequence", "KERNELS = {"]
