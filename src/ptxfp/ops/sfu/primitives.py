@@ -22,11 +22,13 @@ sm_70, sm_75 on all 2^32 inputs); every later target is assumed to equal sm_75
 
 from __future__ import annotations
 
+from types import FunctionType
 from typing import Any
 
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core.dispatcher import Dispatcher
 from numba.extending import intrinsic
 
 from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2_C2_TERM_ALIGNMENT,
@@ -40,8 +42,7 @@ from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2
                      SQRT_TABLE)
 
 __all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "MUFU", "MEASURED",
-           "PRIMITIVES", "provenance", "SQ", "primitive",
-           "inlined"]
+           "PRIMITIVES", "provenance", "SQ"]
 
 NAN = 0x7FFFFFFF
 
@@ -51,13 +52,35 @@ NAN = 0x7FFFFFFF
 primitive = njit(cache=True, nogil=True, inline="always")
 
 
+_INLINED: dict[Any, Any] = {}
+
+
 def inlined(fn: Any) -> Any:
-    """``fn`` (a Numba function) as one compiled inline into its callers: itself where it is
-    (``primitive``), else a copy of its Python function so decorated (the kernels call every
-    primitive through this, so that a primitive decorated otherwise is inlined all the same)."""
-    if fn.targetoptions.get("inline") == "always":
+    """``fn`` (a Numba function) as one compiled inline into its callers, with every Numba
+    function it calls (through its module's globals) likewise, recursively: itself where it is
+    already (``primitive``) and so are its callees, else a copy of its Python function so
+    decorated.  The kernels reach every primitive through this, so that a primitive and its
+    helpers, however decorated, are inlined all the same."""
+    done = _INLINED.get(fn)
+    if done is not None:
+        return done
+    _INLINED[fn] = fn                       # a recursive helper stays a call
+    py = fn.py_func
+    glb = dict(py.__globals__)
+    changed = False
+    for name in py.__code__.co_names:
+        g = glb.get(name)
+        if isinstance(g, Dispatcher) and g is not fn:
+            new = inlined(g)
+            changed |= new is not g
+            glb[name] = new
+    if not changed and fn.targetoptions.get("inline") == "always":
         return fn
-    return njit(nogil=True, inline="always")(fn.py_func)
+    copy = FunctionType(py.__code__, glb, py.__name__, py.__defaults__, py.__closure__)
+    copy.__qualname__ = py.__qualname__
+    out = njit(nogil=True, inline="always")(copy)
+    _INLINED[fn] = out
+    return out
 
 
 def _square_table(bits: int) -> np.ndarray:
