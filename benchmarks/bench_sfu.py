@@ -32,14 +32,14 @@ import numpy as np  # noqa: E402
 
 import ptxfp  # noqa: E402
 
-FORMS = ("ex2.approx.f32", "ex2.approx.ftz.f32", "lg2.approx.f32", "lg2.approx.ftz.f32",
-         "rcp.approx.f32", "rcp.approx.ftz.f32", "rsqrt.approx.f32", "rsqrt.approx.ftz.f32",
-         "sqrt.approx.f32", "sqrt.approx.ftz.f32", "div.approx.f32", "div.approx.ftz.f32",
-         "div.full.f32", "div.full.ftz.f32")
+from ptxfp.ops.sfu.kernels_gen import KERNELS  # noqa: E402
+
+#: every .f32 form computed on sm_90 (a primitive added later is timed too)
+FORMS = tuple(sorted({f for f, t in KERNELS if t == "sm_90" and f.endswith(".f32")}))
 DISTRIBUTIONS = ("bits", "normal", "hard")
 #: torch peer per operation
 PEERS = {"ex2": "exp2", "lg2": "log2", "rcp": "reciprocal", "rsqrt": "rsqrt", "sqrt": "sqrt",
-         "div": "div"}
+         "div": "div", "sin": "sin", "cos": "cos"}
 
 
 def operand(dist: str, op: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -116,10 +116,10 @@ def main(argv: list[str] | None = None) -> None:
             ops = (x, operand(dist, "div", a.n, rng)) if op == "div" else (x,)
             t = best(lambda: ptxfp.compute(form, *ops, target=a.target), a.repeat)
             tr = best(lambda: move(ops[0], ops[-1]), a.repeat)
-            row = {"form": form, "dist": dist, "n": a.n, "target": a.target,
+            row: dict[str, Any] = {"form": form, "dist": dist, "n": a.n, "target": a.target,
                    "meps": a.n / t / 1e6, "roofline_meps": a.n / tr / 1e6}
             peer = ""
-            if torch is not None:
+            if torch is not None and op in PEERS:
                 fn = getattr(torch, PEERS[op])
                 tv = [torch.from_numpy(o.view(np.float32)) for o in ops]
                 tp = best(lambda: fn(*tv), a.repeat)
