@@ -1,18 +1,29 @@
 """The SFU sequences as kernels: written by tools/sfu_sequences.py --codegen from
 sass_data.py (Cuda compilation tools, release 13.5, V13.5.37); do not edit.  One function per distinct
 sequence: a loop over the elements whose body is the SASS, one statement per
-instruction (sequence.translate)."""
+instruction (sequence.translate), with the primitives and the instructions inlined:
+one loop of straight-line code per sequence, which LLVM vectorizes."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .primitives import mufu_ex2, mufu_lg2, mufu_rcp, mufu_rsq, mufu_sqrt  # noqa: F401
-from .primitives import mufu_cos, mufu_sin  # noqa: F401
+from ...core._jit import fpenv_enter, fpenv_leave
+from .primitives import MUFU, inlined
 from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401
+
+# every primitive, compiled inline into the kernels that call it
+mufu_cos = inlined(MUFU['COS'])
+mufu_ex2 = inlined(MUFU['EX2'])
+mufu_lg2 = inlined(MUFU['LG2'])
+mufu_rcp = inlined(MUFU['RCP'])
+mufu_rsq = inlined(MUFU['RSQ'])
+mufu_sin = inlined(MUFU['SIN'])
+mufu_sqrt = inlined(MUFU['SQRT'])
 
 
 def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, abs(x0), f32(0x800000), False)
@@ -25,9 +36,11 @@ def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_3ae6b1b5(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, x0, f32(0xc2fc0000), False)
@@ -40,9 +53,11 @@ def seq_3ae6b1b5(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_3b2eac8b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_sqrt(bits(x0)))
@@ -50,9 +65,11 @@ def seq_3b2eac8b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_4451b215(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -72,9 +89,11 @@ def seq_4451b215(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_4d80d625(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = fmul(x0, f32(0x3e22f983), False, True)
@@ -83,9 +102,11 @@ def seq_4d80d625(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -100,9 +121,11 @@ def seq_5e7b2985(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_692a0bb8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = fmul(x0, f32(0x3e22f983), False, True)
@@ -111,9 +134,11 @@ def seq_692a0bb8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_8161258e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = fmul(x0, f32(0x3e22f983), False, True)
@@ -122,9 +147,11 @@ def seq_8161258e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_83daa39f(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_rsq(bits(x0)))
@@ -132,9 +159,11 @@ def seq_83daa39f(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_909e2acf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_rcp(bits(x0)))
@@ -142,9 +171,11 @@ def seq_909e2acf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_9dc2833e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -154,9 +185,11 @@ def seq_9dc2833e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_a5cbf813(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = fmul(x0, f32(0x3e22f983), False, True)
@@ -165,9 +198,11 @@ def seq_a5cbf813(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_a7707e02(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_rsq(bits(x0)))
@@ -175,9 +210,11 @@ def seq_a7707e02(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_ad6db2d9(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_sqrt(bits(x0)))
@@ -185,9 +222,11 @@ def seq_ad6db2d9(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_ae423bc8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -202,9 +241,11 @@ def seq_ae423bc8(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_afb7f05b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, abs(x0), f32(0x800000), False)
@@ -217,9 +258,11 @@ def seq_afb7f05b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_b434f752(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_rcp(bits(x0)))
@@ -227,9 +270,11 @@ def seq_b434f752(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_b5101703(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(0x4b800000)
@@ -244,9 +289,11 @@ def seq_b5101703(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_d0fb923e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         p0 = fsetp(13, abs(x0), f32(0x800000), False)
@@ -259,9 +306,11 @@ def seq_d0fb923e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_d37e0f1b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_lg2(bits(x0)))
@@ -269,9 +318,11 @@ def seq_d37e0f1b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_d755459b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_ex2(bits(x0)))
@@ -279,9 +330,11 @@ def seq_d755459b(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_e1cdfcaf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(b[i])
         x1 = f32(a[i])
@@ -291,9 +344,11 @@ def seq_e1cdfcaf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_f3ff9806(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x0 = f32(mufu_ex2(bits(x0)))
@@ -301,9 +356,11 @@ def seq_f3ff9806(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 def seq_f7d4d286(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
         x0 = f32(a[i])
         x1 = f32(mufu_lg2(bits(x0)))
@@ -311,6 +368,7 @@ def seq_f7d4d286(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
         out[i] = np.uint32(r)
+    fpenv_leave(saved)
 
 
 #: kernel name -> kernel

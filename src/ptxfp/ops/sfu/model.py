@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ... import policy
-from ...core._jit import jit_cached
+from ...core._jit import jit_cached, split
 from ...errors import NoModelError, SpellingError
 from ...isa.spelling import Instruction
 from ..common import Plan, entry
@@ -142,7 +142,11 @@ def plan(ins: Instruction) -> Plan:
         b = np.ascontiguousarray(ops[1], np.uint32) if len(ops) > 1 else a
         out = np.empty(n, np.uint32)
         if n:
-            _kernel(name)(a, b, out, np.uint32(policy.current().canonical_nan("f32", sp)))
+            k = _kernel(name)
+            nan = np.uint32(policy.current().canonical_nan("f32", sp))
+            # large arrays in pieces over the thread pool, as the other kernels (the kernel
+            # releases the GIL)
+            split(lambda lo, hi: k(a[lo:hi], b[lo:hi], out[lo:hi], nan), n)
         return out
     return run
 

@@ -24,8 +24,14 @@ target is assumed to equal sm_75 (``measured.provenance``).
 
 from __future__ import annotations
 
+from types import FunctionType
+from typing import Any
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core.dispatcher import Dispatcher
+from numba.extending import intrinsic
 
 from .measured import PRIMITIVES as _PROVENANCE
 from .tables import (EX2_BIAS, EX2_C0_TERM_ALIGNMENT, EX2_C1_TERM_ALIGNMENT, EX2_C2_TERM_ALIGNMENT,
@@ -43,6 +49,42 @@ __all__ = ["mufu_rcp", "mufu_rsq", "mufu_sqrt", "mufu_ex2", "mufu_lg2", "mufu_si
            "MUFU", "MEASURED", "PRIMITIVES", "SQ"]
 
 NAN = 0x7FFFFFFF
+
+#: The decorator of the primitives and their helpers: compiled inline into each kernel (Numba
+#: inlines them into the caller's IR), so that a kernel is one loop of straight-line code that
+#: LLVM vectorizes; a call into a separately compiled function would stop that.
+primitive = njit(cache=True, nogil=True, inline="always")
+
+
+_INLINED: dict[Any, Any] = {}
+
+
+def inlined(fn: Any) -> Any:
+    """``fn`` (a Numba function) as one compiled inline into its callers, with every Numba
+    function it calls (through its module's globals) likewise, recursively: itself where it is
+    already (``primitive``) and so are its callees, else a copy of its Python function so
+    decorated.  The kernels reach every primitive through this, so that a primitive and its
+    helpers, however decorated, are inlined all the same."""
+    done = _INLINED.get(fn)
+    if done is not None:
+        return done
+    _INLINED[fn] = fn                       # a recursive helper stays a call
+    py = fn.py_func
+    glb = dict(py.__globals__)
+    changed = False
+    for name in py.__code__.co_names:
+        g = glb.get(name)
+        if isinstance(g, Dispatcher) and g is not fn:
+            new = inlined(g)
+            changed |= new is not g
+            glb[name] = new
+    if not changed and fn.targetoptions.get("inline") == "always":
+        return fn
+    copy = FunctionType(py.__code__, glb, py.__name__, py.__defaults__, py.__closure__)
+    copy.__qualname__ = py.__qualname__
+    out = njit(nogil=True, inline="always")(copy)
+    _INLINED[fn] = out
+    return out
 
 
 def _square_table(bits: int) -> np.ndarray:
@@ -66,16 +108,34 @@ def _square_table(bits: int) -> np.ndarray:
 SQ = _square_table(17)
 
 
-@njit(cache=True, nogil=True)
+def _low_product(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """sum of u_i v_j 2^(i+j) over i + j <= 5: the partial products of u*v in columns 0..5."""
+    t = np.zeros(np.broadcast(u, v).shape, dtype=np.int64)
+    for i in range(6):
+        for j in range(6 - i):
+            t += (((u >> i) & 1) * ((v >> j) & 1)) << (i + j)
+    return t
+
+
+_SIX = np.arange(64, dtype=np.int64)
+#: _low_product(b, b) by b, and _low_product(a, c) by a * 64 + c (``square``)
+SQ_BB = _low_product(_SIX, _SIX)
+SQ_AC = _low_product(_SIX[:, None], _SIX[None, :]).ravel()
+
+
+@primitive
 def square(x: int) -> int:
-    """The truncated squarer's x*x (as ``_square_table``), one value."""
-    err = 0
-    for i in range(10):
-        err |= ((x >> i) & 1) << (2 * i)
-    err &= (1 << 19) - 1
-    for i in range(9):
-        if (x >> i) & 1:
-            err += ((x << (i + 1)) & ~((1 << (2 * i + 2)) - 1)) & ((1 << 19) - 1)
+    """The truncated squarer's x*x (as ``_square_table``), one value, without branches.
+
+    The dropped bits are the partial products of x*x (each x_i x_j, i != j, twice) in columns
+    0..17, and x_9 at column 18.  With x = a + b 2^6 + c 2^12 (6-bit pieces; bits above 17 drop
+    nothing): a*a and a*b lie wholly below column 18, b*b and a*c only in their columns 0..5
+    (``SQ_BB``, ``SQ_AC``), b*c and c*c wholly above."""
+    a = x & 63
+    b = (x >> 6) & 63
+    c = (x >> 12) & 63
+    err = (a * a + ((a * b) << 7) + ((SQ_BB[b] + 2 * SQ_AC[(a << 6) | c]) << 12)
+           + (((x >> 9) & 1) << 18))
     return x * x - err
 
 
@@ -96,188 +156,185 @@ LG2_B = LG2_BIAS >> ((64 - LG2_SUM_WEIGHT) + 23)
 EX2_B = EX2_BIAS >> ((64 - EX2_SUM_WEIGHT) + 23)
 SIN_B = SIN_BIAS >> ((64 - SIN_SUM_WEIGHT) + 23)
 F23 = (1 << 23) - 1
+#: a segment's (c0, c1, c2) packed in one int64 (c0 | c1 << 27 | c2 << 45; ``coeffs``): one
+#: table load per element instead of three (a vector gather each)
+PACK = (27, 18, 18)
 
 
-@njit(cache=True, nogil=True)
+def packed(t: np.ndarray) -> np.ndarray:
+    """A (segments, 3) coefficient table as one int64 per segment (``PACK``)."""
+    for j, w in enumerate(PACK):
+        if t[:, j].min() < 0 or int(t[:, j].max()).bit_length() > w:
+            raise ValueError(f"coefficient {j} does not fit {w} bits")
+    return t[:, 0] | (t[:, 1] << PACK[0]) | (t[:, 2] << (PACK[0] + PACK[1]))
+
+
+RCP_P = packed(RCP_T)
+SQRT_P = packed(SQRT_T)
+RSQRT_P = packed(RSQRT_T)
+LG2_P = packed(LG2_T)
+EX2_P = packed(EX2_T)
+
+
+@primitive
+def coeffs(w: int) -> tuple[int, int, int]:
+    """(c0, c1, c2) of a packed segment."""
+    return (w & ((1 << PACK[0]) - 1), (w >> PACK[0]) & ((1 << PACK[1]) - 1),
+            w >> (PACK[0] + PACK[1]))
+
+
+@intrinsic
+def clz64(typingctx: Any, x: Any) -> Any:
+    """Leading zero bits of a 64-bit integer (64 for 0): one ``llvm.ctlz``."""
+    if isinstance(x, types.Integer) and x.bitwidth == 64:
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+        return types.int64(x), codegen
+    return None
+
+
+# Each primitive computes its general path for every input (a table index is always inside its
+# table), then selects the special cases' results: straight-line code that the kernels inline
+# and LLVM vectorizes (see ``primitive``).
+
+@primitive
 def mufu_rcp(x: int) -> int:
     """MUFU.RCP: 1/x."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        return NAN if f else s                       # 1/inf = zero of its sign
-    if e == 0:
-        return s | 0x7F800000                        # 0 (or a flushed subnormal): inf
     lo = 23 - RCP_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
-    c0 = RCP_T[xh, 0]
-    c1 = RCP_T[xh, 1]
-    c2 = RCP_T[xh, 2]
+    c0, c1, c2 = coeffs(RCP_P[xh])
     acc = ((c0 << RCP_C0_TERM_ALIGNMENT) - ((c1 * xl) << RCP_C1_TERM_ALIGNMENT)
            + ((c2 * (square(xl << 1) >> 2)) << RCP_C2_TERM_ALIGNMENT) + RCP_B)
-    re = 127
-    if (acc >> RCP_SUM_WEIGHT) == 0:
-        re = 126
-        acc <<= 1
+    low = 1 if (acc >> RCP_SUM_WEIGHT) == 0 else 0  # below 1: one more bit
+    acc = acc << low
     frac = (acc >> (RCP_SUM_WEIGHT - 23)) & F23
-    ne = re - (e - 127)
-    if ne <= 0:
-        return s                                     # below the normal range: flushed
-    return s | (ne << 23) | frac
+    ne = 127 - low - (e - 127)
+    r = s | (ne << 23) | frac
+    r = s if ne <= 0 else r                          # below the normal range: flushed
+    r = (s | 0x7F800000) if e == 0 else r            # 0 (or a flushed subnormal): inf
+    if e == 0xFF:
+        r = NAN if f != 0 else s                     # 1/inf = zero of its sign
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_rsq(x: int) -> int:
     """MUFU.RSQ: 1/sqrt(x)."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f or s:
-            return NAN
-        return 0
-    if e == 0:
-        return s | 0x7F800000
-    if s:
-        return NAN
     k = e - 127
+    odd = k & 1
     lo = 23 - RSQRT_M
-    xh = f >> lo
+    idx = (f >> lo) + (odd << RSQRT_M)
     xl = f & ((1 << lo) - 1)
-    idx = xh
-    if k & 1:
-        k -= 1
-        idx += 1 << RSQRT_M
-    elif f == 0:
-        return (127 - k // 2) << 23                  # an even power of two: exact
-    c0 = RSQRT_T[idx, 0]
-    c1 = RSQRT_T[idx, 1]
-    c2 = RSQRT_T[idx, 2]
-    acc = ((c0 << RSQRT_C0_TERM_ALIGNMENT) - ((c1 * xl) << RSQRT_C1_TERM_ALIGNMENT)
+    c0, c1, c2 = coeffs(RSQRT_P[idx])
+    acc = ((c0 << RSQRT_C0_TERM_ALIGNMENT)
+           - ((c1 * xl) << RSQRT_C1_TERM_ALIGNMENT)
            + ((c2 * square(xl)) << RSQRT_C2_TERM_ALIGNMENT) + RSQRT_B)
     acc <<= 1
     frac = (acc >> (RSQRT_SUM_WEIGHT - 23)) & F23
-    return ((126 - k // 2) << 23) | frac
+    h = (k - odd) >> 1
+    r = ((126 - h) << 23) | frac
+    r = ((127 - h) << 23) if (odd | f) == 0 else r   # an even power of two: exact
+    r = NAN if s != 0 else r
+    r = (s | 0x7F800000) if e == 0 else r
+    if e == 0xFF:
+        r = NAN if (f | s) != 0 else 0
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_sqrt(x: int) -> int:
     """MUFU.SQRT: sqrt(x) (the sm_6x+ table of its own; sm_5x computed rcp(rsq(x)))."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f or s:
-            return NAN
-        return 0x7F800000
-    if e == 0:
-        return s                                     # sqrt(-0) = -0
-    if s:
-        return NAN
     k = e - 127
+    odd = k & 1
     lo = 23 - SQRT_M
-    xh = f >> lo
+    idx = (f >> lo) + (odd << SQRT_M)
     xl = f & ((1 << lo) - 1)
-    idx = xh
-    if k & 1:
-        k -= 1
-        idx += 1 << SQRT_M
-    c0 = SQRT_T[idx, 0]
-    c1 = SQRT_T[idx, 1]
-    c2 = SQRT_T[idx, 2]
-    acc = ((c0 << SQRT_C0_TERM_ALIGNMENT) + ((c1 * xl) << SQRT_C1_TERM_ALIGNMENT)
+    c0, c1, c2 = coeffs(SQRT_P[idx])
+    acc = ((c0 << SQRT_C0_TERM_ALIGNMENT)
+           + ((c1 * xl) << SQRT_C1_TERM_ALIGNMENT)
            - ((c2 * square(xl)) << SQRT_C2_TERM_ALIGNMENT) + SQRT_B)
     frac = (acc >> (SQRT_SUM_WEIGHT - 23)) & F23
-    return ((127 + k // 2) << 23) | frac
+    r = ((127 + ((k - odd) >> 1)) << 23) | frac
+    r = NAN if s != 0 else r
+    r = s if e == 0 else r                           # sqrt(-0) = -0
+    if e == 0xFF:
+        r = NAN if (f | s) != 0 else 0x7F800000
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_lg2(x: int) -> int:
     """MUFU.LG2: log2(x)."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f or s:
-            return NAN
-        return 0x7F800000
-    if e == 0:
-        return 0xFF800000                            # log2(+-0) = -inf
-    if s:
-        return NAN
-    if x == 0x3F800000:
-        return 0
     lo = 23 - LG2_M
     xh = f >> lo
     xl = f & ((1 << lo) - 1)
-    c0 = LG2_T[xh, 0]
-    c1 = LG2_T[xh, 1]
-    c2 = LG2_T[xh, 2]
+    c0, c1, c2 = coeffs(LG2_P[xh])
     acc = ((c0 << LG2_C0_TERM_ALIGNMENT) + ((c1 * xl) << LG2_C1_TERM_ALIGNMENT)
            - ((c2 * square(xl)) << LG2_C2_TERM_ALIGNMENT) + LG2_B)
     acc += (e - 127) << LG2_SUM_WEIGHT
-    if acc < 0:
-        acc = -acc
+    acc = -acc if acc < 0 else acc
     acc &= ~((1 << 20) - 1)                          # the sum is truncated below bit 20
-    if acc == 0:
-        return 0
-    re = 127
-    W = LG2_SUM_WEIGHT
-    while (acc >> W) == 0:
-        re -= 1
-        acc <<= 1
-    while (acc >> (W + 1)) != 0:
-        re += 1
-        acc >>= 1
-    frac = (acc >> (W - 23)) & F23
-    sign = 0x80000000 if e < 127 else 0
-    return sign | (re << 23) | frac
+    lead = 63 - clz64(acc)                           # its leading bit becomes the implicit 1
+    sh = lead - 23
+    frac = ((acc >> max(sh, 0)) << max(-sh, 0)) & F23
+    r = (0x80000000 if e < 127 else 0) | ((127 + lead - LG2_SUM_WEIGHT) << 23) | frac
+    r = 0 if acc == 0 or x == 0x3F800000 else r
+    r = NAN if s != 0 else r
+    r = 0xFF800000 if e == 0 else r                  # log2(+-0) = -inf
+    if e == 0xFF:
+        r = NAN if (f | s) != 0 else 0x7F800000
+    return r
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_ex2(x: int) -> int:
     """MUFU.EX2: 2^x (a result below 2^-126 is zero)."""
     s = x & 0x80000000
     e = (x >> 23) & 0xFF
     f = x & F23
-    if e == 0xFF:
-        if f:
-            return NAN
-        return 0 if s else 0x7F800000
-    if e == 0:
-        return 0x3F800000
     k = e - 127
     m = f | (1 << 23)
     # |x| = m * 2^(k-23): its integral part n and its fraction, truncated to 23 bits (fx)
+    kp = min(max(k, 0), 23)
+    n = m >> (23 - kp)
+    fx = (m << kp) & F23
     if k >= 23:
-        n = m << (k - 23) if k < 31 else 1 << 20
-        fx = 0
-    elif k >= 0:
-        n = m >> (23 - k)
-        fx = (m << k) & F23
-    else:
+        n = m << min(k - 23, 7) if k < 31 else 1 << 20
+    if k < 0:
         n = 0
         fx = m >> min(-k, 24)
-    if s:
-        n = -n
-        if fx != 0:
-            fx = ~fx
-            n -= 1
+    neg = s != 0
+    borrow = neg and fx != 0
+    n = -n if neg else n
+    n = n - 1 if borrow else n
+    fx = ~fx if borrow else fx
     lo = 23 - EX2_M
     xh = (fx >> lo) & ((1 << EX2_M) - 1)
     xl = fx & ((1 << lo) - 1)
-    c0 = EX2_T[xh, 0]
-    c1 = EX2_T[xh, 1]
-    c2 = EX2_T[xh, 2]
+    c0, c1, c2 = coeffs(EX2_P[xh])
     acc = ((c0 << EX2_C0_TERM_ALIGNMENT) + ((c1 * xl) << EX2_C1_TERM_ALIGNMENT)
            + ((c2 * square(xl)) << EX2_C2_TERM_ALIGNMENT) + EX2_B)
     frac = (acc >> (EX2_SUM_WEIGHT - 23)) & F23
-    if n > 127:
-        return 0x7F800000
-    if n < -126:
-        return 0
-    return ((n + 127) << 23) | frac
+    r = ((n + 127) << 23) | frac
+    r = 0 if n < -126 else r
+    r = 0x7F800000 if n > 127 else r
+    r = 0x3F800000 if e == 0 else r
+    if e == 0xFF:
+        r = NAN if f != 0 else (0 if neg else 0x7F800000)
+    return r
 
 
 # MUFU.SIN / MUFU.COS.  On sm_70 and later ptxas computes sin/cos.approx.f32 as
@@ -291,69 +348,54 @@ def mufu_ex2(x: int) -> int:
 # quadrant reflects, quadrants 1-2 are negative.  A subnormal y is a zero, inf and NaN give NaN.
 
 
-@njit(cache=True, nogil=True)
+SIN_P = packed(SIN_T)
+
+
+@primitive
 def _quarter_turns(x: int) -> tuple[int, int]:
     """(q, r) of binary32 bits ``x`` (finite): q = floor(4|x|) mod 4, r = the first 23 bits of
     the fraction of 4|x| (a subnormal x reads as zero)."""
     e = (x >> 23) & 0xFF
-    if e == 0:
-        return 0, 0
     m = (x & F23) | (1 << 23)
     sh = e - 125                         # 4|x| * 2^23 = m * 2^(e - 127 - 23 + 2 + 23)
-    if sh >= 25:
-        t = 0                            # a multiple of 4 turns: q = 0, r = 0
-    elif sh >= 0:
-        t = m << sh
-    else:
-        t = m >> min(-sh, 31)
+    t = m << min(max(sh, 0), 24)
+    t = (m >> min(-sh, 31)) if sh < 0 else t
+    t = 0 if sh >= 25 or e == 0 else t   # a multiple of 4 turns, or a zero: q = 0, r = 0
     return (t >> 23) & 3, t & F23
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def _sin_poly(r: int, neg: int) -> int:
     """sin(r/2^23 * pi/2) from the table: c0 + c1*xl - c2*sq(xl) at the published alignments,
     normalized (a zero sum is a zero of sign ``neg``)."""
     lo = 23 - SIN_M
     xh = r >> lo
     xl = r & ((1 << lo) - 1)
-    c0 = SIN_T[xh, 0]
-    c1 = SIN_T[xh, 1]
-    c2 = SIN_T[xh, 2]
+    c0, c1, c2 = coeffs(SIN_P[xh])
     acc = ((c0 << SIN_C0_TERM_ALIGNMENT) + ((c1 * xl) << SIN_C1_TERM_ALIGNMENT)
            - ((c2 * square(xl)) << SIN_C2_TERM_ALIGNMENT) + SIN_B)
     sign = 0x80000000 if neg else 0
-    if acc == 0:
-        return sign
-    re = 127
-    while (acc >> SIN_SUM_WEIGHT) == 0:
-        re -= 1
-        acc <<= 1
-    return sign | (re << 23) | ((acc >> (SIN_SUM_WEIGHT - 23)) & F23)
+    shift = max(SIN_SUM_WEIGHT - (63 - clz64(acc)), 0)   # up to the leading bit at the weight
+    res = sign | ((127 - shift) << 23) | (((acc << shift) >> (SIN_SUM_WEIGHT - 23)) & F23)
+    return sign if acc == 0 else res
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_sin(x: int) -> int:
     """MUFU.SIN: sin(2 pi x), x in turns."""
-    if ((x >> 23) & 0xFF) == 0xFF:
-        return NAN
     q, r = _quarter_turns(x)
-    neg = (x >> 31) & 1
-    if q & 1:
-        r = ~r & F23
-    if q & 2:
-        neg ^= 1
-    return _sin_poly(r, neg)
+    r = (~r & F23) if q & 1 else r
+    res = _sin_poly(r, ((x >> 31) & 1) ^ ((q >> 1) & 1))
+    return NAN if ((x >> 23) & 0xFF) == 0xFF else res
 
 
-@njit(cache=True, nogil=True)
+@primitive
 def mufu_cos(x: int) -> int:
     """MUFU.COS: cos(2 pi x), x in turns."""
-    if ((x >> 23) & 0xFF) == 0xFF:
-        return NAN
     q, r = _quarter_turns(x)
-    if not q & 1:
-        r = ~r & F23
-    return _sin_poly(r, 1 if (q + 1) & 2 else 0)
+    r = r if q & 1 else (~r & F23)
+    res = _sin_poly(r, ((q + 1) >> 1) & 1)
+    return NAN if ((x >> 23) & 0xFF) == 0xFF else res
 
 
 #: MUFU opcode (as SASS writes it) -> its primitive

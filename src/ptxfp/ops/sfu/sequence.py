@@ -164,18 +164,23 @@ def generate(sass: dict[tuple[str, str], tuple[str, ...]], ptxas: str) -> str:
     src = ['"""The SFU sequences as kernels: written by tools/sfu_sequences.py --codegen from',
            f'sass_data.py ({ptxas}); do not edit.  One function per distinct',
            'sequence: a loop over the elements whose body is the SASS, one statement per',
-           'instruction (sequence.translate)."""', "",
+           'instruction (sequence.translate), with the primitives and the instructions inlined:',
+           'one loop of straight-line code per sequence, which LLVM vectorizes."""', "",
            "from __future__ import annotations", "",
            "import numpy as np", "",
-           "from .primitives import mufu_ex2, mufu_lg2, mufu_rcp, mufu_rsq, mufu_sqrt  # noqa: F401",
-           "from .primitives import mufu_cos, mufu_sin  # noqa: F401",
-           "from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401", ""]
+           "from ...core._jit import fpenv_enter, fpenv_leave",
+           "from .primitives import MUFU, inlined",
+           "from .sass_ops import bits, f32, fadd, fmul, fsetp  # noqa: F401", "",
+           "# every primitive, compiled inline into the kernels that call it",
+           *(f"mufu_{p.lower()} = inlined(MUFU[{p!r}])" for p in sorted(MUFU)), ""]
     for name in sorted(bodies):
         src += ["", f"def {name}(a, b, out, nan_bits):  # type: ignore[no-untyped-def]",
+                "    saved = fpenv_enter()           # the IEEE default environment",
                 "    for i in range(out.size):", *bodies[name],
                 "        if (r & 0x7FFFFFFF) > 0x7F800000:",
                 "            r = nan_bits",
-                "        out[i] = np.uint32(r)", ""]
+                "        out[i] = np.uint32(r)",
+                "    fpenv_leave(saved)", ""]
     src += ["", "#: kernel name -> kernel", "FUNCS = {"]
     src += [f"    {n!r}: {n}," for n in sorted(bodies)]
     src += ["}", "#: (form, target) -> the kernel of its sequence", "KERNELS = {"]
