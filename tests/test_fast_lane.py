@@ -148,6 +148,33 @@ def test_fast_lane_equals_reference_under_flipped_tininess(spelling, tininess):
                     + f" fast {int(got[i]):#x} reference {int(ref[i]):#x}")
 
 
+@needs_fast
+@pytest.mark.parametrize("spelling", ["fma.rn.f16", "fma.rn.ftz.sat.f16x2", "mul.rn.ftz.f16",
+                                      "sub.rn.ftz.sat.f16"])
+def test_binary32_f16_lane_where_fp16_runs(spelling):
+    """On a machine with AVX512-FP16 the .rn f16 forms run lane16 (binary16 instructions), so
+    the tests above no longer reach lane32's f16 path there, which other machines run: it is
+    held to the reference lane here on the usual operands and the tininess window, and so
+    (with ``half=True``, where the machine has it) is lane16 with its edge blocks."""
+    ins = ptxfp.parse(spelling)
+    spec = dataclasses.replace(_form(spelling).kernel()[0], lanes=1)
+    rng = np.random.default_rng(zlib.crc32(spelling.encode()) + 1)
+    ops = _operands(ins, rng)
+    if ins.ftz:
+        ops = [np.concatenate([x, w]) for x, w in zip(ops, _tininess_window(rng, ins, 20_000))]
+    o = _form(spelling).order
+    packed = dataclasses.replace(spec, lanes=ins.lanes)
+    ref = np.empty_like(ops[0])
+    kernels.run_with(kernels._build(spec), packed, ops[o[0]], ops[o[1]], ops[o[2]], ref, ref.size)
+    for half in [False] + ([True] if kernels.HAVE_AVX512FP16 else []):
+        got = np.empty_like(ref)
+        kernels.run_with(kernels._build32(spec, half), packed, ops[o[0]], ops[o[1]], ops[o[2]],
+                         got, got.size)
+        bad = np.nonzero(got != ref)[0]
+        assert bad.size == 0, (f"{spelling} (half={half}): {bad.size} of {got.size} differ; "
+                               "first: " + ", ".join(hex(int(x[bad[0]])) for x in ops))
+
+
 @njit
 def _both_roundings(v, P, EMIN, EMAX, EBITS, mode, flush, out64, out32):
     for i in range(v.size):
