@@ -365,7 +365,11 @@ def _build32(spec, half=None):
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
     CSR = MXCSR_DEFAULT | (MXCSR_RC[spec.mode] << 13 if MIXED else 0)
     BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
-    BLOCK = 1024
+    # bf16 fma's blocks: each costs two loads of the SSE control register, which on this
+    # Intel core (Sapphire Rapids) held normal values 20% to 30% below 4,096-lane blocks'
+    # rate at 1,024 (docs/performance.md, issue 30)
+    BLOCK = 4096
+    HALF_BLOCK = 1024
     WIDE_RUN = 15
     WIDE_RUN_MAX = 255
     # f16 forms on AVX512-FP16 (lane16); HALF_CHECK: a .ftz mul or fma whose tininess reading
@@ -385,8 +389,8 @@ def _build32(spec, half=None):
             for i in range(o.size):
                 o[i] = lane16(a[i], b[i], c[i], K)[0]
         elif HALF_CHECK:
-            for s in range(0, o.size, BLOCK):
-                n = min(BLOCK, o.size - s)
+            for s in range(0, o.size, HALF_BLOCK):
+                n = min(HALF_BLOCK, o.size - s)
                 ab = a[s:s + n]
                 bb = b[s:s + n]
                 cb = c[s:s + n]
