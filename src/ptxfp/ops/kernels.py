@@ -141,7 +141,8 @@ def _make_lane32():
       where the hardware's flags say it was exact (kernel32 checks them), else in binary64
       rounded toward zero and then to binary32's grid (``wide_run``), branch-free, so every
       input takes the same vector path.
-    Every rounding to the 16-bit result is ``rounding.round_pack32``.
+    Every rounding to the 16-bit result is ``rounding.round_pack32``.  Where the machine has
+    AVX512-FP16 the .rn f16 forms run ``lane16`` instead (``_build32``).
     """
 
     def lane32(a, b, c, K):
