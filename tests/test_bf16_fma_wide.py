@@ -228,9 +228,10 @@ def test_hard_mix_against_oracle(spelling):
 @needs_fast
 @pytest.mark.parametrize("spelling", SPELLINGS[:7])
 def test_random_sweep_wide_lane(spelling):
-    """The slow sweep: 2**25 uniform random triples, 2**24 hard-mix triples and 2**24 triples
-    at the wide lane's edges per spelling through execute, against the float64 lane (in pieces of
-    2**22)."""
+    """The slow sweep: 2**24 uniform random triples, 2**24 triples of normally distributed
+    values (the plain binary32 pass, in blocks that raise no flag), 2**24 hard-mix triples and
+    2**24 triples at the wide lane's edges per spelling through execute, against the float64
+    lane (in pieces of 2**22)."""
     rng = np.random.default_rng(zlib.crc32(b"sweep" + spelling.encode()))
     for piece in range(16):
         m = 1 << 22
@@ -238,6 +239,9 @@ def test_random_sweep_wide_lane(spelling):
             ops = list(hard_mix(rng, m))
         elif piece % 4 == 3:
             ops = list(wide_edges(rng, m))
+        elif piece % 4 == 2:
+            ops = [(rng.standard_normal(m).astype(np.float32).view(np.uint32) >> 16)
+                   .astype(np.uint16) for _ in range(3)]
         else:
             ops = [rng.integers(0, 1 << 16, m).astype(np.uint16) for _ in range(3)]
         got = ptxfp.execute(spelling, *ops)

@@ -148,6 +148,33 @@ def test_fast_lane_equals_reference_under_flipped_tininess(spelling, tininess):
                     + f" fast {int(got[i]):#x} reference {int(ref[i]):#x}")
 
 
+@needs_fast
+@pytest.mark.parametrize("spelling", ["fma.rn.f16", "fma.rn.ftz.sat.f16x2", "mul.rn.ftz.f16",
+                                      "sub.rn.ftz.sat.f16"])
+def test_binary32_f16_lane_where_fp16_runs(spelling):
+    """On a machine with AVX512-FP16 the .rn f16 forms run lane16 (binary16 instructions), so
+    the tests above no longer reach lane32's f16 path there, which other machines run: it is
+    held to the reference lane here on the usual operands and the tininess window, and so
+    (with ``half=True``, where the machine has it) is lane16 with its edge blocks."""
+    ins = ptxfp.parse(spelling)
+    spec = dataclasses.replace(_form(spelling).kernel()[0], lanes=1)
+    rng = np.random.default_rng(zlib.crc32(spelling.encode()) + 1)
+    ops = _operands(ins, rng)
+    if ins.ftz:
+        ops = [np.concatenate([x, w]) for x, w in zip(ops, _tininess_window(rng, ins, 20_000))]
+    o = _form(spelling).order
+    packed = dataclasses.replace(spec, lanes=ins.lanes)
+    ref = np.empty_like(ops[0])
+    kernels.run_with(kernels._build(spec), packed, ops[o[0]], ops[o[1]], ops[o[2]], ref, ref.size)
+    for half in [False] + ([True] if kernels.HAVE_AVX512FP16 else []):
+        got = np.empty_like(ref)
+        kernels.run_with(kernels._build32(spec, half), packed, ops[o[0]], ops[o[1]], ops[o[2]],
+                         got, got.size)
+        bad = np.nonzero(got != ref)[0]
+        assert bad.size == 0, (f"{spelling} (half={half}): {bad.size} of {got.size} differ; "
+                               "first: " + ", ".join(hex(int(x[bad[0]])) for x in ops))
+
+
 @njit
 def _both_roundings(v, P, EMIN, EMAX, EBITS, mode, flush, out64, out32):
     for i in range(v.size):
@@ -209,3 +236,43 @@ def test_parallel_path_matches_one_call(monkeypatch, spelling):
     monkeypatch.setenv("PTXFP_NUM_THREADS", "3")
     _form(spelling).state = None
     assert np.array_equal(ptxfp.execute(spelling, *cols), expect)
+
+
+def _f16_sweep_bits(rng, dist, n):
+    """n f16 bit patterns: ``uniform`` bits, the bits of ``normal`` values, or a ``hard`` mix
+    (exponent fields spread evenly, a third of them at 0 to 2 or 28 to 31: subnormals, the
+    binades around 2**-14, near overflow, infinities and NaNs)."""
+    if dist == "uniform":
+        return rng.integers(0, 1 << 16, n, dtype=np.uint32).astype(np.uint16)
+    if dist == "normal":
+        return rng.standard_normal(n).astype(np.float16).view(np.uint16)
+    e = np.where(rng.integers(0, 3, n) == 0, rng.choice([0, 1, 2, 28, 29, 30, 31], n),
+                 rng.integers(0, 32, n))
+    bits = (rng.integers(0, 2, n) << 15) | (e << 10) | rng.integers(0, 1 << 10, n)
+    return bits.astype(np.uint16)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not kernels.HAVE_AVX512FP16, reason="lane16 needs AVX512-FP16")
+@pytest.mark.parametrize("dist", ["uniform", "normal", "hard"])
+@pytest.mark.parametrize("spelling", ["fma.rn.f16", "fma.rn.ftz.sat.f16", "fma.rn.oob.relu.f16",
+                                      "mul.rn.ftz.f16", "mul.rn.sat.f16", "add.rn.ftz.f16",
+                                      "sub.rn.sat.f16"])
+def test_lane16_sweep(spelling, dist):
+    """lane16 against the reference lane on 24M random operand tuples per distribution and
+    form, under the default tininess reading and the before-rounding one."""
+    ins = ptxfp.parse(spelling)
+    rng = np.random.default_rng(zlib.crc32((spelling + dist).encode()))
+    for tininess in (policy.TININESS_AFTER_IEEE, policy.TININESS_BEFORE):
+        with policy.using(ftz_tininess=tininess) as pol:
+            spec = dataclasses.replace(_spec(ins, pol), lanes=1)
+        fast, ref = kernels._build32(spec, True), kernels._build(spec)
+        for _ in range(6):
+            n = 2_000_000
+            ops = [_f16_sweep_bits(rng, dist, n) for _ in range(3)]
+            got, exp = np.empty(n, np.uint16), np.empty(n, np.uint16)
+            fast(*ops, got, 0, n)
+            ref(*ops, exp, 0, n)
+            bad = np.nonzero(got != exp)[0]
+            assert bad.size == 0, (f"{spelling} {dist} {tininess}: {bad.size} differ; first: "
+                                   + ", ".join(hex(int(x[bad[0]])) for x in ops))

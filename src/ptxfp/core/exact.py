@@ -8,6 +8,8 @@ the last bit forced odd when the error is not zero.  That proxy rounds to any na
 exactly as the exact sum would (rounding.py).
 """
 
+import os
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -36,6 +38,27 @@ def _host_has_f16c():
 
 
 HAVE_F16C = _host_has_f16c()
+
+
+def _host_has_avx512fp16():
+    """Does the code Numba generates here have AVX512-FP16 (IEEE binary16 arithmetic, one
+    rounding per operation, subnormals at full speed)?  Without it LLVM would compute a half
+    operation in binary32 and round twice, so the half kernels (kernels.lane16) are used only
+    with it.  ``PTXFP_NO_FP16=1`` turns them off (the binary32 fast lane runs instead)."""
+    if os.environ.get("PTXFP_NO_FP16", "") not in ("", "0"):
+        return False
+    try:
+        from numba.core import config
+        feats = config.CPU_FEATURES
+        if feats is None and config.CPU_NAME in (None, "host"):
+            from llvmlite import binding
+            return bool(binding.get_host_cpu_features().get("avx512fp16", False))
+        return feats is not None and "+avx512fp16" in feats
+    except Exception:                      # pragma: no cover - unusual LLVM builds
+        return False
+
+
+HAVE_AVX512FP16 = _host_has_avx512fp16()
 
 
 def _narrow_int(builder, v, width):
@@ -281,3 +304,75 @@ def fma_bf16_wide(typingctx, a, b, c, round_down):
             rd = builder.trunc(rd, ir.IntType(1))
         return _wide_ir(builder, ha, hb, hc, rd)
     return types.float32(a, b, c, round_down), codegen
+
+
+# --- binary16 arithmetic in hardware (kernels.lane16; docs/semantics.md, "Fast lane") ------
+#
+# With AVX512-FP16 an f16 add, sub, mul or fma is one instruction that rounds the exact result
+# once into binary16 in the FP environment's mode, with IEEE's subnormals, overflow and
+# signed zeros: the operation that the f16 forms' rounding (before NVIDIA's rules) is.
+
+
+def _half_codegen(build):
+    def codegen(context, builder, signature, values):
+        h, i16 = ir.HalfType(), ir.IntType(16)
+        xs = [builder.bitcast(_narrow_int(builder, v, 16), h) for v in values]
+        return builder.zext(builder.bitcast(build(builder, *xs), i16), ir.IntType(64))
+    return codegen
+
+
+def _half_op2(build):
+    """An intrinsic: the f16 bit patterns of its two integer arguments, one binary16
+    operation ``build(builder, x, y)``, the result's bits as an int64."""
+    @intrinsic
+    def op(typingctx, a, b):
+        if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+            return types.int64(a, b), _half_codegen(build)
+        return None
+    return op
+
+
+def _fma16(builder, x, y, z):
+    h = ir.HalfType()
+    f = builder.module.declare_intrinsic("llvm.fma", [h], ir.FunctionType(h, [h, h, h]))
+    return builder.call(f, [x, y, z])
+
+
+@intrinsic
+def half_fma(typingctx, a, b, c):
+    """a * b + c for the f16 bit patterns a, b, c with one rounding (AVX512-FP16 only)."""
+    if all(isinstance(t, types.Integer) for t in (a, b, c)):
+        return types.int64(a, b, c), _half_codegen(_fma16)
+    return None
+
+
+half_mul = _half_op2(lambda b, x, y: b.fmul(x, y))
+half_add = _half_op2(lambda b, x, y: b.fadd(x, y))
+half_sub = _half_op2(lambda b, x, y: b.fsub(x, y))
+
+
+_F16_MIN = ir.Constant(ir.HalfType(), 2.0 ** -14)
+
+
+def _half_test(build):
+    """An intrinsic: a test of the binary16 whose bits are its integer argument, as a float
+    compare (an integer compare of the bits made LLVM widen the lanes' integer work to 64
+    bits, see docs/performance.md)."""
+    @intrinsic
+    def test(typingctx, a):
+        if not isinstance(a, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, values):
+            h = ir.HalfType()
+            x = builder.bitcast(_narrow_int(builder, values[0], 16), h)
+            fabs = builder.module.declare_intrinsic("llvm.fabs", [h], ir.FunctionType(h, [h]))
+            return build(builder, x, builder.call(fabs, [x]))
+        return types.boolean(a), codegen
+    return test
+
+
+#: is the f16 a NaN; below the smallest normal 2**-14 in magnitude; exactly 2**-14 in magnitude
+half_is_nan = _half_test(lambda b, x, ax: b.fcmp_unordered("uno", x, x))
+half_subnormal = _half_test(lambda b, x, ax: b.fcmp_ordered("<", ax, _F16_MIN))
+half_min_normal = _half_test(lambda b, x, ax: b.fcmp_ordered("==", ax, _F16_MIN))

@@ -23,8 +23,9 @@ from ..core import nvidia
 from ..core._bitcast import bits_from_f32, f32_from_bits
 from ..core._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
                          fpenv_leave, fpenv_set, jit_cached, split)
-from ..core.exact import (HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32, fma_bf16_wide,
-                          zero_sign_fix, zero_sign_fix32)
+from ..core.exact import (HAVE_AVX512FP16, HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32,
+                          fma_bf16_wide, half_add, half_fma, half_is_nan, half_min_normal,
+                          half_mul, half_sub, half_subnormal, zero_sign_fix, zero_sign_fix32)
 from ..core.formats import BF16, F16, FORMATS
 from ..core.rounding import F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
 
@@ -140,7 +141,8 @@ def _make_lane32():
       where the hardware's flags say it was exact (kernel32 checks them), else in binary64
       rounded toward zero and then to binary32's grid (``wide_run``), branch-free, so every
       input takes the same vector path.
-    Every rounding to the 16-bit result is ``rounding.round_pack32``.
+    Every rounding to the 16-bit result is ``rounding.round_pack32``.  Where the machine has
+    AVX512-FP16 the .rn f16 forms run ``lane16`` instead (``_build32``).
     """
 
     def lane32(a, b, c, K):
@@ -186,6 +188,52 @@ def _make_lane32():
         return _finish(a, b, c, mag, sign, is_nan, K)
 
     return njit(lane32, inline="always")
+
+
+def _make_lane16():
+    """The f16 lane on AVX512-FP16 (``HAVE_AVX512FP16``; docs/semantics.md, "Fast lane"): the
+    .rn f16 forms' add, sub, mul and fma as one binary16 instruction each, which rounds the
+    exact result once to nearest with IEEE's subnormals, overflow and zeros, 32 lanes per
+    512-bit vector and no conversion.  Then .ftz and NVIDIA's rules on the 16-bit result.
+
+    .ftz flushes a result that rounded to a subnormal (every tininess reading calls it tiny:
+    it is below 2**-14 - 2**-25, so below 2**-14 and rounded to 11 bits unbounded below it
+    too).  A result of magnitude 2**-14 is tiny or not by the exact value under the before and
+    unbounded readings; an add or sub that lands there is exact (f16 sums near 2**-14 are
+    multiples of 2**-24, so f16 numbers), a mul or fma may not be: ``lane16`` says so, and the
+    kernel recomputes such a block on ``lane32`` (kernel32)."""
+
+    def lane16(a, b, c, K):
+        """One lane of an f16 .rn form: (its bits, is the rounded magnitude 2**-14)."""
+        (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+         relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
+        x = np.int64(a) & 0xFFFF
+        y = np.int64(b) & 0xFFFF
+        z = np.int64(c) & 0xFFFF
+        if ftz:                         # subnormal inputs to signed zeros, on the bits
+            x = (x & 0x8000) if (x & 0x7C00) == 0 else x
+            y = (y & 0x8000) if (y & 0x7C00) == 0 else y
+            z = (z & 0x8000) if (z & 0x7C00) == 0 else z
+        if OP == OP_FMA:
+            h = half_fma(x, y, z)
+        elif OP == OP_MUL:
+            h = half_mul(x, y)
+        elif OP == OP_ADD:
+            h = half_add(x, y)
+        else:
+            h = half_sub(x, y)
+        # the tests as float compares (integer compares of the bits widen the lanes to 64 bits)
+        r = h & 0x7FFF
+        sign = (h >> 15) & 1
+        is_nan = half_is_nan(h)
+        if ftz:
+            r = 0 if half_subnormal(h) else r
+        return _finish(a, b, c, r, sign, is_nan, K, True), half_min_normal(h)
+
+    return njit(lane16, inline="always")
+
+
+lane16 = _make_lane16()
 
 
 #: The FP environment of the wide lane: round-toward-zero (its rounded operations, the binary64
@@ -309,16 +357,28 @@ def _build(spec):
     return jit_cached(kernel, spec, nogil=True)
 
 
-def _build32(spec):
-    """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold)."""
+def _build32(spec, half=None):
+    """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold).  ``half``: use
+    lane16 for the .rn f16 forms (default: where the machine has AVX512-FP16; False for the
+    binary32 lane, as on a machine without it)."""
     K = tuple(lane_consts(spec))     # by position: see _build
     MIXED = spec.c_fmt != spec.lane_fmt
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
     CSR = MXCSR_DEFAULT | (MXCSR_RC[spec.mode] << 13 if MIXED else 0)
     BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
-    BLOCK = 1024
+    # bf16 fma's blocks: each costs two loads of the SSE control register, which on this
+    # Intel core (Sapphire Rapids) held normal values 20% to 30% below 4,096-lane blocks'
+    # rate at 1,024 (docs/performance.md, issue 30)
+    BLOCK = 4096
+    HALF_BLOCK = 1024
     WIDE_RUN = 15
     WIDE_RUN_MAX = 255
+    # f16 forms on AVX512-FP16 (lane16); HALF_CHECK: a .ftz mul or fma whose tininess reading
+    # is not "after rounding" recomputes a block with a result of magnitude 2**-14 on lane32
+    HALF = ((HAVE_AVX512FP16 if half is None else half) and not MIXED
+            and spec.lane_fmt == F16.code and spec.mode == RN)
+    HALF_CHECK = (HALF and spec.ftz and spec.tininess != TINY_AFTER
+                  and spec.op in (OP_MUL, OP_FMA))
 
     def kernel32(a, b, c, out, start, stop):
         a = a[start:stop]
@@ -326,7 +386,25 @@ def _build32(spec):
         c = c[start:stop]
         o = out[start:stop]
         env = fpenv_set(np.int32(CSR))
-        if not BLOCKS:
+        if HALF and not HALF_CHECK:
+            for i in range(o.size):
+                o[i] = lane16(a[i], b[i], c[i], K)[0]
+        elif HALF_CHECK:
+            for s in range(0, o.size, HALF_BLOCK):
+                n = min(HALF_BLOCK, o.size - s)
+                ab = a[s:s + n]
+                bb = b[s:s + n]
+                cb = c[s:s + n]
+                ob = o[s:s + n]
+                edge = False
+                for i in range(n):
+                    bits, at_min = lane16(ab[i], bb[i], cb[i], K)
+                    ob[i] = bits
+                    edge = edge | at_min
+                if edge:
+                    for i in range(n):
+                        ob[i] = lane32(ab[i], bb[i], cb[i], K)
+        elif not BLOCKS:
             for i in range(o.size):
                 o[i] = lane32(a[i], b[i], c[i], K)
         else:
@@ -367,7 +445,7 @@ def _build32(spec):
                     wide_run(ab, bb, cb, ob, K, v)
         fpenv_leave(env)
 
-    return jit_cached(kernel32, ("lane32", spec), nogil=True)
+    return jit_cached(kernel32, ("lane32", spec) + (("half",) if HALF else ()), nogil=True)
 
 
 _kernels = {}
