@@ -147,3 +147,41 @@ def test_sincos_in_the_interpreter():
                   target="sm_90")
     assert np.array_equal(r["%f2"], ptxfp.compute("sin.approx.f32", x, target="sm_90"))
     assert np.array_equal(r["%f3"], ptxfp.compute("cos.approx.ftz.f32", x, target="sm_90"))
+
+
+# ---- sin/cos .approx.ftz.2pi.f32 (PTX ISA 9.5): the argument in turns ------------------------
+
+@pytest.mark.parametrize("op", ["sin", "cos"])
+@pytest.mark.parametrize("target", ["sm_75", "sm_90"])
+def test_2pi_is_mufu_of_the_argument_itself(op, target):
+    """ptxas 13.5 compiles ``<op>.approx.ftz.2pi.f32`` to MUFU alone, and ``<op>.approx.f32`` to
+    FMUL.RZ by binary32 1/(2 pi) then the same MUFU (sass_data, both recorded from the machine
+    code).  So for y = RZ(x * 0x3e22f983), written here with NumPy (the float64 product of two
+    binary32 values is exact; truncating it to binary32 is the RZ rounding), .2pi(y) must be
+    ptx-math's answer for x, recorded in tests/data (every quadrant and table segment)."""
+    form = f"{op}.approx.ftz.2pi.f32"
+    seq = sass_data.SASS[(form, target)]
+    assert [s.split()[0] for s in seq if "MUFU" in s or "FMUL" in s] == [f"MUFU.{op.upper()}"]
+    d = np.load(DATA_SINCOS)
+    x, want = d[f"{op}_x"], d[f"{op}_y"]
+    c = np.float64(np.uint32(0x3E22F983).view(np.float32))
+    p = x.view(np.float32).astype(np.float64) * c
+    finite = np.isfinite(p) & (np.abs(p) >= 2.0 ** -126)   # normal products: the .ftz form
+    mag = np.abs(p[finite])
+    t = mag.astype(np.float32)                              # to nearest: step back if above
+    t = np.where(t.astype(np.float64) > mag, np.nextafter(t, np.float32(0)), t)
+    y = np.where(p[finite] < 0, -t, t).astype(np.float32).view(np.uint32)
+    got = ptxfp.compute(form, y, target=target)
+    assert finite.sum() > 100_000
+    assert np.array_equal(got, want[finite]), np.flatnonzero(got != want[finite])[:5]
+
+
+def test_2pi_needs_ftz_and_is_in_the_interpreter():
+    with pytest.raises(SpellingError, match=r"\.2pi"):
+        ptxfp.parse("sin.approx.2pi.f32")
+    y = np.float32([0.25, -0.125, 3.5, 0.0]).view(np.uint32)
+    r = ptxfp.run("sin.approx.ftz.2pi.f32 %f2, %f1;\ncos.ftz.approx.2pi.f32 %f3, %f1;",
+                  {"f1": y}, target="sm_90")
+    assert np.array_equal(r["%f2"], ptxfp.compute("sin.approx.ftz.2pi.f32", y, target="sm_90"))
+    assert np.array_equal(r["%f3"], ptxfp.compute("cos.approx.ftz.2pi.f32", y, target="sm_90"))
+    assert r["%f2"][0] == 0x3F800000                        # sin of a quarter turn: 1.0

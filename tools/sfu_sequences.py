@@ -29,7 +29,10 @@ TARGETS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100")
 FORMS = tuple(f"{op}.approx{ftz}.f32" for op in ("ex2", "rcp", "rsqrt", "sqrt", "lg2", "sin",
                                                   "cos") for ftz in ("", ".ftz")) + (
     "div.approx.f32", "div.approx.ftz.f32", "div.full.f32", "div.full.ftz.f32",
-    "tanh.approx.f32", "rcp.approx.ftz.f64", "rsqrt.approx.f64", "rsqrt.approx.ftz.f64")
+    "tanh.approx.f32", "rcp.approx.ftz.f64", "rsqrt.approx.f64", "rsqrt.approx.ftz.f64",
+    "sin.approx.ftz.2pi.f32", "cos.approx.ftz.2pi.f32")
+#: the .version of the kernels: 8.7, or 9.5 for the forms that need it (.2pi: ptxas 13.5)
+VERSION = {"sin.approx.ftz.2pi.f32": "9.5", "cos.approx.ftz.2pi.f32": "9.5"}
 #: the opcodes kept (the rest is addressing, thread ids, control flow)
 KEEP = re.compile(r"^(@!?P\d+\s+)?(LDG|STG|FSETP|FSEL|FMUL|FADD|FFMA|MUFU|IMAD\.MOV\.U32|MOV|"
                   r"DSETP|DMUL|DFMA|DADD|FSETP|LOP3|IADD3|ISETP|SEL|SHF|IMAD|FCHK|FRND)\b")
@@ -45,7 +48,7 @@ def kernel(form: str, target: str) -> str:
     two = form.startswith("div.")
     body = f"{form} %{reg}3, %{reg}1" + (f", %{reg}2;" if two else ";")
     return "\n".join([
-        ".version 8.7", f".target {target}", ".address_size 64",
+        f".version {VERSION.get(form, '8.7')}", f".target {target}", ".address_size 64",
         ".visible .entry k(.param .u64 p) {",
         f" .reg .b64 %rd<3>; .reg .{t} %{reg}<4>;",
         " ld.param.u64 %rd1, [p]; cvta.to.global.u64 %rd2, %rd1;",

@@ -44,7 +44,7 @@ MODIFIER_ORDER = (
     "wide", "l", "r", "wrap", "clamp", "cc",
     "finite", "infinite", "number", "notanumber", "normal", "subnormal",
     # the float modifiers (``div.approx.ftz.f32``, ``div.full.ftz.f32``)
-    "approx", "full", "oob", "ftz", "NaN", "xorsign", "abs", "sat", "relu", "satfinite",
+    "approx", "full", "oob", "ftz", "2pi", "NaN", "xorsign", "abs", "sat", "relu", "satfinite",
     "shiftamt", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
 #: modifiers ptxas takes more than once in one spelling (the manual's own example writes
 #: ``.sat`` twice); a second .ftz or .oob, or a second rounding modifier, is an error

@@ -87,7 +87,8 @@ FTZ_REQUIRED = {
 #: sm_50-sm_120): the argument in turns of 2pi, ``.ftz`` required (the message below), any
 #: order of the modifiers; ``.2pi`` elsewhere is "Illegal modifier '.2pi' for instruction
 #: 'ex2'", twice "Duplicate .2pi modifier".  ptxas 13.0 cannot read the token at all
-#: ("Parsing error near 'pi': syntax error": ptx/releases.py UNREAD).  Checked, not computed.
+#: ("Parsing error near 'pi': syntax error": ptx/releases.py UNREAD).  Computed: ptxas 13.5
+#: emits MUFU.SIN/COS of the operand itself (tools/sfu_sequences.py).
 TWO_PI: dict[tuple[str, str], tuple[Require, ...]] = {
     ("sin", "f32"): (_v(".2pi", (9, 5)),), ("cos", "f32"): (_v(".2pi", (9, 5)),)}
 #: ptxas' message where ``.2pi`` is written without ``.ftz``
@@ -108,6 +109,10 @@ def _rows() -> tuple[Row, ...]:
     for op in ("ex2", "lg2", "rcp", "rsqrt", "sqrt", "sin", "cos"):
         rows.append(Row("sfu", op, ("f32",), (), False, F({"approx", "ftz"}), F({"approx"}),
                         ops("f32"), (), SECTION[op]))
+    for op in ("sin", "cos"):           # .2pi: the argument in turns (MUFU alone, no FMUL)
+        rows.append(Row("sfu", op, ("f32",), (), False, F({"approx", "ftz", "2pi"}),
+                        F({"approx", "ftz", "2pi"}), ops("f32"), TWO_PI[(op, "f32")],
+                        SECTION[op]))
     for mod in ("approx", "full"):
         rows.append(Row("sfu", "div", ("f32",), (), False, F({mod, "ftz"}), F({mod}),
                         ops("f32", "dab"), (), SECTION["div"]))

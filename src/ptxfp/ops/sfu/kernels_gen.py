@@ -22,6 +22,18 @@ mufu_sin = inlined(MUFU['SIN'])
 mufu_sqrt = inlined(MUFU['SQRT'])
 
 
+def seq_022ddeed(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_cos(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+    fpenv_leave(saved)
+
+
 def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
     saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
@@ -32,6 +44,18 @@ def seq_06fb4d23(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
         x1 = f32(mufu_rsq(bits(x0)))
         if not p0:
             x1 = fmul(x1, f32(0x45800000), False, False)
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+    fpenv_leave(saved)
+
+
+def seq_26870370(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_cos(bits(x0)))
         r = bits(x1)
         if (r & 0x7FFFFFFF) > 0x7F800000:
             r = nan_bits
@@ -292,6 +316,18 @@ def seq_b5101703(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
     fpenv_leave(saved)
 
 
+def seq_cecc2d46(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x0 = f32(mufu_sin(bits(x0)))
+        r = bits(x0)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+    fpenv_leave(saved)
+
+
 def seq_d0fb923e(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
     saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
@@ -347,6 +383,18 @@ def seq_e1cdfcaf(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
     fpenv_leave(saved)
 
 
+def seq_ea66f0db(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
+    saved = fpenv_enter()           # the IEEE default environment
+    for i in range(out.size):
+        x0 = f32(a[i])
+        x1 = f32(mufu_sin(bits(x0)))
+        r = bits(x1)
+        if (r & 0x7FFFFFFF) > 0x7F800000:
+            r = nan_bits
+        out[i] = np.uint32(r)
+    fpenv_leave(saved)
+
+
 def seq_f3ff9806(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
     saved = fpenv_enter()           # the IEEE default environment
     for i in range(out.size):
@@ -373,7 +421,9 @@ def seq_f7d4d286(a, b, out, nan_bits):  # type: ignore[no-untyped-def]
 
 #: kernel name -> kernel
 FUNCS = {
+    'seq_022ddeed': seq_022ddeed,
     'seq_06fb4d23': seq_06fb4d23,
+    'seq_26870370': seq_26870370,
     'seq_3ae6b1b5': seq_3ae6b1b5,
     'seq_3b2eac8b': seq_3b2eac8b,
     'seq_4451b215': seq_4451b215,
@@ -391,10 +441,12 @@ FUNCS = {
     'seq_afb7f05b': seq_afb7f05b,
     'seq_b434f752': seq_b434f752,
     'seq_b5101703': seq_b5101703,
+    'seq_cecc2d46': seq_cecc2d46,
     'seq_d0fb923e': seq_d0fb923e,
     'seq_d37e0f1b': seq_d37e0f1b,
     'seq_d755459b': seq_d755459b,
     'seq_e1cdfcaf': seq_e1cdfcaf,
+    'seq_ea66f0db': seq_ea66f0db,
     'seq_f3ff9806': seq_f3ff9806,
     'seq_f7d4d286': seq_f7d4d286,
 }
@@ -406,6 +458,12 @@ KERNELS = {
     ('cos.approx.f32', 'sm_86'): 'seq_a5cbf813',
     ('cos.approx.f32', 'sm_89'): 'seq_a5cbf813',
     ('cos.approx.f32', 'sm_90'): 'seq_a5cbf813',
+    ('cos.approx.ftz.2pi.f32', 'sm_100'): 'seq_26870370',
+    ('cos.approx.ftz.2pi.f32', 'sm_75'): 'seq_022ddeed',
+    ('cos.approx.ftz.2pi.f32', 'sm_80'): 'seq_26870370',
+    ('cos.approx.ftz.2pi.f32', 'sm_86'): 'seq_26870370',
+    ('cos.approx.ftz.2pi.f32', 'sm_89'): 'seq_26870370',
+    ('cos.approx.ftz.2pi.f32', 'sm_90'): 'seq_26870370',
     ('cos.approx.ftz.f32', 'sm_100'): 'seq_a5cbf813',
     ('cos.approx.ftz.f32', 'sm_75'): 'seq_8161258e',
     ('cos.approx.ftz.f32', 'sm_80'): 'seq_a5cbf813',
@@ -490,6 +548,12 @@ KERNELS = {
     ('sin.approx.f32', 'sm_86'): 'seq_692a0bb8',
     ('sin.approx.f32', 'sm_89'): 'seq_692a0bb8',
     ('sin.approx.f32', 'sm_90'): 'seq_692a0bb8',
+    ('sin.approx.ftz.2pi.f32', 'sm_100'): 'seq_ea66f0db',
+    ('sin.approx.ftz.2pi.f32', 'sm_75'): 'seq_cecc2d46',
+    ('sin.approx.ftz.2pi.f32', 'sm_80'): 'seq_ea66f0db',
+    ('sin.approx.ftz.2pi.f32', 'sm_86'): 'seq_ea66f0db',
+    ('sin.approx.ftz.2pi.f32', 'sm_89'): 'seq_ea66f0db',
+    ('sin.approx.ftz.2pi.f32', 'sm_90'): 'seq_ea66f0db',
     ('sin.approx.ftz.f32', 'sm_100'): 'seq_692a0bb8',
     ('sin.approx.ftz.f32', 'sm_75'): 'seq_4d80d625',
     ('sin.approx.ftz.f32', 'sm_80'): 'seq_692a0bb8',

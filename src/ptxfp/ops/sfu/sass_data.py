@@ -1137,4 +1137,64 @@ SASS = {
         'MUFU.RSQ64H R5, R4',
         'STG.E.64 desc[UR4][R2.64+0x10], R4',
     ),
+    ('sin.approx.ftz.2pi.f32', 'sm_75'): (
+        'LDG.E.SYS R0, [UR4]',
+        'MUFU.SIN R0, R0',
+        'STG.E.SYS [UR4+0x8], R0',
+    ),
+    ('sin.approx.ftz.2pi.f32', 'sm_80'): (
+        'LDG.E R0, [R2.64]',
+        'MUFU.SIN R5, R0',
+        'STG.E [R2.64+0x8], R5',
+    ),
+    ('sin.approx.ftz.2pi.f32', 'sm_86'): (
+        'LDG.E R0, [R2.64]',
+        'MUFU.SIN R5, R0',
+        'STG.E [R2.64+0x8], R5',
+    ),
+    ('sin.approx.ftz.2pi.f32', 'sm_89'): (
+        'LDG.E R0, [R2.64]',
+        'MUFU.SIN R5, R0',
+        'STG.E [R2.64+0x8], R5',
+    ),
+    ('sin.approx.ftz.2pi.f32', 'sm_90'): (
+        'LDG.E R0, desc[UR4][R2.64]',
+        'MUFU.SIN R5, R0',
+        'STG.E desc[UR4][R2.64+0x8], R5',
+    ),
+    ('sin.approx.ftz.2pi.f32', 'sm_100'): (
+        'LDG.E R0, desc[UR4][R2.64]',
+        'MUFU.SIN R5, R0',
+        'STG.E desc[UR4][R2.64+0x8], R5',
+    ),
+    ('cos.approx.ftz.2pi.f32', 'sm_75'): (
+        'LDG.E.SYS R0, [UR4]',
+        'MUFU.COS R0, R0',
+        'STG.E.SYS [UR4+0x8], R0',
+    ),
+    ('cos.approx.ftz.2pi.f32', 'sm_80'): (
+        'LDG.E R0, [R2.64]',
+        'MUFU.COS R5, R0',
+        'STG.E [R2.64+0x8], R5',
+    ),
+    ('cos.approx.ftz.2pi.f32', 'sm_86'): (
+        'LDG.E R0, [R2.64]',
+        'MUFU.COS R5, R0',
+        'STG.E [R2.64+0x8], R5',
+    ),
+    ('cos.approx.ftz.2pi.f32', 'sm_89'): (
+        'LDG.E R0, [R2.64]',
+        'MUFU.COS R5, R0',
+        'STG.E [R2.64+0x8], R5',
+    ),
+    ('cos.approx.ftz.2pi.f32', 'sm_90'): (
+        'LDG.E R0, desc[UR4][R2.64]',
+        'MUFU.COS R5, R0',
+        'STG.E desc[UR4][R2.64+0x8], R5',
+    ),
+    ('cos.approx.ftz.2pi.f32', 'sm_100'): (
+        'LDG.E R0, desc[UR4][R2.64]',
+        'MUFU.COS R5, R0',
+        'STG.E desc[UR4][R2.64+0x8], R5',
+    ),
 }
