@@ -22,7 +22,8 @@ from ..errors import OperandError, PtxfpError, SpellingError
 from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
 from .. import policy as _policy
-from .kernel import OUT_F16, OUT_F32, ZERO_FACTOR, fdpa_kernel, fma_rows, group_rows
+from .kernel import (NO_TERM, OUT_F16, OUT_F32, ZERO_CUT, ZERO_FACTOR, fdpa_kernel, fma_rows,
+                     group_rows)
 from .decode import SPEC_NAN, decode, scale_exponents
 from .params import (ZERO_EXP_2026_01, MmaParams, TargetError, kind_of, params_for,
                      target_family)
@@ -382,13 +383,22 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     bcol = (bspec != 0).reshape(bspec.shape[0], nsteps, L, bspec.shape[2]).any(axis=2)
     bcol = np.concatenate([bcol, bcol.any(axis=2, keepdims=True)], axis=2)
     P = p.f32_frac + 1 if out_kind == OUT_F32 else 11
-    fdpa_rows = fdpa_kernel(out_kind, P)
+    fdpa_rows = fdpa_kernel(out_kind, P, L)
     aexp_f = np.ascontiguousarray(aexp, dtype=np.int16)
     bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
     ze = model.zero_term(p, "f32" if out_kind == OUT_F32 else "f16")
     pz = 1 if model.v211 else 0
-    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, aspec, arow, bval, bexp_f, bspec,
-                                       bcol, o, r0, r1, L, p.frac_bits, ze, pz, cmin),
+    # MMA-Sim 2.1.1: a product with a zero factor is a term of exponent ze; the kernel takes
+    # the step's flag (a row of A's slice, a column of B's) in its exponent maximum
+    za = np.full(arow.shape, NO_TERM, np.int16)
+    zb = np.full(bcol.shape[:2] + (bcol.shape[2] - 1,), NO_TERM, np.int16)
+    if model.v211:
+        za[(aexp <= ZERO_CUT // 2).reshape(aexp.shape[0], aexp.shape[1], nsteps, L)
+           .any(axis=3)] = ze
+        zb[(bexp <= ZERO_CUT // 2).reshape(bexp.shape[0], nsteps, L, bexp.shape[2])
+           .any(axis=2)] = ze
+    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, arow, za, bval, bexp_f, bcol, zb, aspec,
+                                       bspec, o, r0, r1, p.frac_bits, ze, pz, cmin),
               rows, work)
 
 

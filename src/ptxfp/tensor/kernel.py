@@ -23,7 +23,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from ..core._bitcast import bits_from_f64, f32_from_bits, f64_from_bits
+from ..core._bitcast import bits_from_f32, bits_from_f64, f32_from_bits, f64_from_bits
 from ..core._jit import jit_cached
 from ..core.rounding import RN, RZ, round_pack
 
@@ -122,37 +122,46 @@ def _special(nan, pinf, ninf, out_kind):
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
-def _make_fdpa(out_kind: int, P: int) -> Any:
-    """The block-step kernel for one result format (``out_kind``, f32 precision ``P``), with
-    those as compile-time constants so that the per-output loops vectorize."""
+#: int16 "no term": below every exponent (a step's zero-product flag when it has none)
+NO_TERM = -32768
+
+
+def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
+    """The block-step kernel for one result format (``out_kind``, f32 precision ``P``) and
+    step length ``L``, all compile-time constants so that the per-output loops vectorize."""
     F32 = out_kind == OUT_F32
     q = P - 1
-    qmask = (1 << q) - 1
     top = 0xFF if F32 else 0x1F
     NT = 128
     RB = 32
+    CH = 4 if L % 4 == 0 else 1           # products per pass over a tile row (in registers)
 
-    def fdpa_rows(aval, aexp, aspec, arow, bval, bexp, bspec, bcol, out, r0, r1, L,
+    def fdpa_rows(aval, aexp, arow, za, bval, bexp, bcol, zb, aspec, bspec, out, r0, r1,
                   F, ZE, PZ, CMIN):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
-        along K in steps of L.  ``ZE``: the exponent of a zero c and of a product whose
-        exponent is below ZERO_CUT (a zero factor's); ``PZ``: a zero result is +0; ``CMIN``:
-        the smallest exponent of C's own format in the first step (an f16 C of an f32 form:
-        -14; else -126).  ``aval``/``bval``: the elements' values (float64, 0 for
-        NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16); ``aspec``/``bspec``:
-        SPEC_*; ``arow``/``bcol``: whether a step's slice of the row/column holds a NaN or
-        an infinity (``bcol`` has one more column: any column of the step)."""
+        along K in steps of L.  ``ZE``: the exponent of a zero c; ``za``/``zb`` (int16): ZE
+        where a step's slice of a row of A / a column of B holds a zero factor (under MMA-Sim
+        2.1.1 a product with a zero factor is a term of exponent ZE), else NO_TERM; ``PZ``: a
+        zero result is +0; ``CMIN``: the smallest exponent of C's own format in the first step
+        (an f16 C of an f32 form: -14; else -126).  ``aval``/``bval``: the elements' values
+        (float64, 0 for NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16, a zero
+        factor's far below every real one); ``arow``/``bcol``: whether a step's slice of the
+        row/column holds a NaN or an infinity (``bcol`` has one more column: any column of the
+        step); ``aspec``/``bspec``: SPEC_* of each element."""
         M = aval.shape[1]
         K = aval.shape[2]
         N = bval.shape[2]
         nsteps = K // L
-        maxe = np.empty(NT, np.int16)
-        acc = np.empty(NT, np.float64)
-        scale = np.empty(NT, np.float64)
-        cspec = np.empty(NT, np.int8)
+        mx = np.empty(NT, np.int16)
+        acc = np.empty(NT, np.int64)
+        scl = np.empty(NT, np.float64)
+        cold = np.empty(NT, np.int64)
         # Tiles of RB rows by NT columns, each walked step by step (k in order) and row by
         # row: a step's slice of B (L rows of NT columns) and the tile's accumulators stay in
-        # the L1 cache while the tile's rows use them.
+        # the L1 cache while the tile's rows use them.  Per tile row and step, passes over
+        # the NT columns (each vectorizes): the largest product exponent (int16 lanes, CH
+        # products a pass); c read, the step's exponent and scale, c's truncated term; the
+        # products' truncated terms (CH a pass); the rounding into the result's bits.
         for rb in range(r0, r1, RB):
             re_ = min(r1, rb + RB)
             for j0 in range(0, N, NT):
@@ -163,10 +172,36 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                         bt = r // M
                         i = r - bt * M
                         orow = out[bt, i, j0:j0 + nt]
-                        # c: its value and exponent (a zero has ZE; an f16 subnormal -14)
+                        zrow = za[bt, i, s]
+                        zcol = zb[bt, s, j0:j0 + nt]
+                        for j in range(nt):
+                            mx[j] = max(zrow, zcol[j])
+                        for kc in range(0, L, CH):
+                            k = k0 + kc
+                            if CH == 4:
+                                e0 = aexp[bt, i, k]
+                                e1 = aexp[bt, i, k + 1]
+                                e2 = aexp[bt, i, k + 2]
+                                e3 = aexp[bt, i, k + 3]
+                                b0 = bexp[bt, k, j0:j0 + nt]
+                                b1 = bexp[bt, k + 1, j0:j0 + nt]
+                                b2 = bexp[bt, k + 2, j0:j0 + nt]
+                                b3 = bexp[bt, k + 3, j0:j0 + nt]
+                                for j in range(nt):
+                                    t0 = max(np.int16(e0 + b0[j]), np.int16(e1 + b1[j]))
+                                    t1 = max(np.int16(e2 + b2[j]), np.int16(e3 + b3[j]))
+                                    mx[j] = max(mx[j], max(t0, t1))
+                            else:
+                                e0 = aexp[bt, i, k]
+                                b0 = bexp[bt, k, j0:j0 + nt]
+                                for j in range(nt):
+                                    mx[j] = max(mx[j], np.int16(e0 + b0[j]))
+                        # c: its value and exponent (a zero has ZE; an f16 subnormal -14);
+                        # the step's exponent; c's term truncated toward zero (fptosi)
                         cspecial = 0
                         for j in range(nt):
                             cb = np.int64(orow[j])
+                            cold[j] = cb
                             if F32:
                                 E = (cb >> 23) & 0xFF
                                 v = np.float64(f32_from_bits(np.int32(cb)))
@@ -181,65 +216,81 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                                 v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
                                 v = -v if (cb >> 15) & 1 else v
                             isspec = E == top
-                            frac = cb & (0x7FFFFF if F32 else 0x3FF)
-                            neg = (cb >> (31 if F32 else 15)) & 1
-                            cspec[j] = (0 if not isspec else
-                                        (SPEC_NAN if frac != 0 else
-                                       (SPEC_NINF if neg else SPEC_PINF)))
                             cspecial += isspec
-                            acc[j] = 0.0 if isspec else v
-                            maxe[j] = np.int16(ex)
-                        # the largest term exponent (products by ea + eb, whatever
-                        # their significands)
-                        for kk in range(L):
-                            ea = aexp[bt, i, k0 + kk]
-                            be = bexp[bt, k0 + kk, j0:j0 + nt]
-                            for j in range(nt):
-                                t = ea + be[j]
-                                maxe[j] = max(maxe[j], t if t > ZERO_CUT else ZE)
-                        # every term scaled so that 2**(maxe - F) is 1 (exact: a power of two),
-                        # truncated toward zero, summed exactly (integers below 2**34)
+                            v = 0.0 if isspec else v
+                            m = max(np.int64(mx[j]), ex)
+                            mx[j] = np.int16(m)
+                            sc = f64_from_bits(np.int64(F + 1023 - m) << 52)
+                            scl[j] = sc
+                            acc[j] = np.int64(v * sc)
+                        # every product times 2**(F - maxe) (exact), truncated toward zero
+                        # to an integer (fptosi), summed exactly in int64
+                        for kc in range(0, L, CH):
+                            k = k0 + kc
+                            if CH == 4:
+                                a0 = aval[bt, i, k]
+                                a1 = aval[bt, i, k + 1]
+                                a2 = aval[bt, i, k + 2]
+                                a3 = aval[bt, i, k + 3]
+                                v0 = bval[bt, k, j0:j0 + nt]
+                                v1 = bval[bt, k + 1, j0:j0 + nt]
+                                v2 = bval[bt, k + 2, j0:j0 + nt]
+                                v3 = bval[bt, k + 3, j0:j0 + nt]
+                                for j in range(nt):
+                                    sc = scl[j]
+                                    acc[j] += ((np.int64(a0 * v0[j] * sc)
+                                                + np.int64(a1 * v1[j] * sc))
+                                               + (np.int64(a2 * v2[j] * sc)
+                                                  + np.int64(a3 * v3[j] * sc)))
+                            else:
+                                a0 = aval[bt, i, k]
+                                v0 = bval[bt, k, j0:j0 + nt]
+                                for j in range(nt):
+                                    acc[j] += np.int64(a0 * v0[j] * scl[j])
+                        # one rounding into the result format
                         for j in range(nt):
-                            scale[j] = f64_from_bits(np.int64(F + 1023 - maxe[j]) << 52)
-                            acc[j] = _trunc(acc[j] * scale[j])
-                        for kk in range(L):
-                            va = aval[bt, i, k0 + kk]
-                            bv = bval[bt, k0 + kk, j0:j0 + nt]
-                            for j in range(nt):
-                                acc[j] += _trunc(va * bv[j] * scale[j])
-                        # one rounding into the result format (round_pack, straight-line code)
-                        for j in range(nt):
-                            # (+ 0.0: a sum of negative zeros is +0, as the integers')
-                            x = (acc[j] + 0.0) * f64_from_bits(
-                                np.int64(maxe[j] - F + 1023) << 52)
+                            x = np.float64(acc[j]) * f64_from_bits(
+                                np.int64(np.int64(mx[j]) - F + 1023) << 52)
                             if F32:
-                                mag, sign, _ = round_pack(x, P, -126, 127, RZ, 0)
-                                b = ((mag >> q) << 23) | ((mag & qmask) << (23 - q))
-                                b = np.int64(0x7F800000) if abs(x) >= 2.0 ** 128 else b
-                                sg = np.int64(sign) * ((b != 0) | (PZ == 0))
+                                # toward zero to P bits (f32's subnormal quantum below
+                                # 2**-126): the low bits of x's significand cleared; the
+                                # conversion to binary32 is then exact, or infinity
+                                xb = bits_from_f64(x)
+                                sign = (xb >> 63) & 1
+                                xa = xb & 0x7FFFFFFFFFFFFFFF
+                                e = (xa >> 52) - 1023
+                                sh = min(52 - q + max(0, -126 - e), 63)
+                                y = f64_from_bits(xa & (np.int64(-1) << sh))
+                                b = bits_from_f32(np.float32(y))
+                                sg = sign * ((b != 0) | (PZ == 0))
                                 orow[j] = b | (sg << 31)
                             else:
                                 mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
                                 sg = np.int64(sign) * ((mag != 0) | (PZ == 0))
                                 orow[j] = mag | (sg << 15)
                         if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
-                            _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
-                                      out_kind)
+                            _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L, j0,
+                                      nt, out_kind)
 
     return fdpa_rows
 
 
-def _specials(aval, aspec, bval, bspec, cspec, orow, bt, i, k0, L, j0, nt,
+def _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L, j0, nt,
               out_kind):
     """Redo the outputs of a step whose terms hold a NaN or an infinity (MMA-Sim's rule: the
-    float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cspec``: c's
-    SPEC_* as read before the step; ``orow``/``cspec`` hold the columns j0 .. j0 + nt."""
+    float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cold``: c's bits
+    as read before the step; ``orow``/``cold`` hold the columns j0 .. j0 + nt."""
     for jj in range(nt):
         j = j0 + jj
-        nan = cspec[jj] == SPEC_NAN
-        pinf = cspec[jj] == SPEC_PINF
-        ninf = cspec[jj] == SPEC_NINF
-        hit = cspec[jj] != 0
+        cb = cold[jj]
+        if out_kind == OUT_F32:
+            E, frac, neg, top = (cb >> 23) & 0xFF, cb & 0x7FFFFF, (cb >> 31) & 1, 0xFF
+        else:
+            E, frac, neg, top = (cb >> 10) & 0x1F, cb & 0x3FF, (cb >> 15) & 1, 0x1F
+        hit = E == top
+        nan = hit and frac != 0
+        pinf = hit and frac == 0 and neg == 0
+        ninf = hit and frac == 0 and neg == 1
         for kk in range(L):
             k = k0 + kk
             xa = aspec[bt, i, k]
@@ -354,19 +405,20 @@ def _fma_rows(a, b, out, r0, r1, payload):
             out[bt, i, j] = d
 
 
-_KEY = ("ptxfp.tensor.kernel", 9)
+_KEY = ("ptxfp.tensor.kernel", 10)
 _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
 _specials = jit_cached(_specials, _KEY)
-_FDPA: dict[tuple[int, int], Any] = {}
+_FDPA: dict[tuple[int, int, int], Any] = {}
 
 
-def fdpa_kernel(out_kind: int, P: int) -> Any:
-    """The compiled block-step kernel for a result format (cached per process and on disk)."""
-    key = (out_kind, P)
+def fdpa_kernel(out_kind: int, P: int, L: int) -> Any:
+    """The compiled block-step kernel for a result format and step length (cached per process
+    and on disk)."""
+    key = (out_kind, P, L)
     if key not in _FDPA:
-        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P), _KEY + key, nogil=True,
+        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P, L), _KEY + key, nogil=True,
                                 error_model="numpy")
     return _FDPA[key]
 group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
