@@ -22,9 +22,8 @@ from ..errors import OperandError, PtxfpError, SpellingError
 from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
 from .. import policy as _policy
-from .kernel import (NO_TERM, OUT_F16, OUT_F32, ZERO_CUT, ZERO_FACTOR, fdpa_kernel, fma_rows,
-                     group_rows)
-from .decode import SPEC_NAN, decode, scale_exponents
+from .kernel import OUT_F16, OUT_F32, ZERO_FACTOR, fdpa_kernel, fma_rows, group_rows
+from .decode import SPEC_NAN, decode, decode_values, scale_exponents
 from .params import (ZERO_EXP_2026_01, MmaParams, TargetError, kind_of, params_for,
                      target_family)
 
@@ -356,10 +355,8 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     sh_a = 13 if form.atype == "tf32" else 0
     sh_b = 13 if form.btype == "tf32" else 0
     zf = model.zero_factor()
-    asig, aexp, aspec = decode(A3, fa, zf, sh_a)
-    bsig, bexp, bspec = decode(B3, fb, zf, sh_b)
-    aval = np.ldexp(asig.astype(np.float64), aexp - fa.man_bits)
-    bval = np.ldexp(bsig.astype(np.float64), bexp - fb.man_bits)
+    aval, aexp, aspec = decode_values(A3, fa, zf, sh_a)
+    bval, bexp, bspec = decode_values(B3, fb, zf, sh_b)
     K = A3.shape[2]
     if SA3 is not None and SB3 is not None:
         # kind::mxf8f6f4: a scale factor 2**e multiplies the element and adds e to its
@@ -388,17 +385,8 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
     ze = model.zero_term(p, "f32" if out_kind == OUT_F32 else "f16")
     pz = 1 if model.v211 else 0
-    # MMA-Sim 2.1.1: a product with a zero factor is a term of exponent ze; the kernel takes
-    # the step's flag (a row of A's slice, a column of B's) in its exponent maximum
-    za = np.full(arow.shape, NO_TERM, np.int16)
-    zb = np.full(bcol.shape[:2] + (bcol.shape[2] - 1,), NO_TERM, np.int16)
-    if model.v211:
-        za[(aexp <= ZERO_CUT // 2).reshape(aexp.shape[0], aexp.shape[1], nsteps, L)
-           .any(axis=3)] = ze
-        zb[(bexp <= ZERO_CUT // 2).reshape(bexp.shape[0], nsteps, L, bexp.shape[2])
-           .any(axis=2)] = ze
-    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, arow, za, bval, bexp_f, bcol, zb, aspec,
-                                       bspec, o, r0, r1, p.frac_bits, ze, pz, cmin),
+    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, arow, bval, bexp_f, bcol, aspec, bspec, o,
+                                       r0, r1, p.frac_bits, ze, pz, cmin),
               rows, work)
 
 

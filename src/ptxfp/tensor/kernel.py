@@ -2,13 +2,15 @@
 
 ``fdpa_rows``: the fused dot product-add of params.py on decoded operands (decode.py), for a
 range of rows of A, chained along K in steps of ``L`` products, the accumulator held as the
-result format's bits in ``out`` (C on entry).  Per step and row, the columns of B are the
-inner loop (contiguous, so the loops vectorize): the largest term exponent first, then every
-term as an integer in units of 2**(maxe - F): the product of the two elements' values (exact
-in float64: at most 22 significant bits) times 2**(F - maxe) (exact: a power of two, and far
-from float64's limits), truncated toward zero (``llvm.trunc``), c likewise; the integers
-(below 2**34) sum exactly in float64, and the sum is rounded once by the rounding core
-(``rounding.round_pack``).
+result format's bits in ``out`` (C on entry).  Tiles of rows by columns are walked step by
+step; per tile row and step, passes over the tile's columns (contiguous, so every pass
+vectorizes, in 512-bit lanes): the largest product exponent (int16 lanes, 8 products a
+pass); c read, the step's largest exponent ``maxe`` and scale 2**(F - maxe), c's term; every
+product's term (8 a pass): the product of the two elements' values (exact in float64: at
+most 22 significant bits) times the scale (exact: a power of two, far from float64's
+limits), truncated toward zero to an int64 (``fptosi``: one ``vcvttpd2qq``), the terms summed
+exactly in int64 (below 2**40); the sum is rounded once (f32: toward zero by clearing the low
+bits of its float64 significand, then an exact conversion; f16: ``rounding.round_pack``).
 
 ``group_rows``: the mxf4/mxf4nvf4 kinds (exact 16-element sub-dots scaled by the two scale
 factors, aligned by the scale exponents).  ``fma_rows``: f64, a chain of IEEE fmas in k order.
@@ -28,15 +30,19 @@ from ..core._jit import jit_cached
 from ..core.rounding import RN, RZ, round_pack
 
 SPEC_NAN, SPEC_PINF, SPEC_NINF = 1, 2, 3
-#: the exponent decode gives a zero factor under MMA-Sim 2.1.1's model (far below every
-#: real exponent: a product with a zero factor has an exponent below ZERO_CUT, and is given
-#: the zero exponent ZE of the step instead)
+#: the exponent decode gives a zero factor under MMA-Sim 2.1.1's model: far below every real
+#: exponent, so that a product with a zero factor never holds the step's largest exponent (its
+#: own, the zero exponent ZE, is below every nonzero c's, and c is a term of every step); in
+#: int16 lanes the sum of two of them stays above the lanes' floor
 ZERO_FACTOR = -4096
-ZERO_CUT = -1024
 #: an invalid f64 operation's NaN under the "payload" rule (x86-64's default NaN)
 F64_DEFAULT_NAN = np.int64(-0x8000000000000)          # 0xFFF8000000000000
 #: result formats: f32 rounded toward zero (keeping ``P - 1`` fraction bits), f16 to nearest
 OUT_F32, OUT_F16 = 0, 1
+#: ``fdpa_rows``'s tiles: rows of A by columns of B walked together step by step (a step's
+#: slice of B, its exponents and the tile row's working arrays stay in the L1/L2 caches; wider
+#: tiles spread each row's fixed costs over more products: 128 columns ran at 0.7x)
+TILE_ROWS, TILE_COLS = 16, 512
 
 
 @intrinsic
@@ -60,6 +66,20 @@ def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
             return builder.call(f, list(args))
         return types.float64(a, b, c), codegen
     return None
+
+
+@intrinsic
+def _vectors_512(typingctx: Any) -> Any:
+    """Let the vectorizer of the calling kernel use 512-bit vectors (an LLVM function attribute
+    of the function being compiled; LLVM's tuning for recent Intel cores prefers 256 bits,
+    which halves the lanes of the tensor kernel's passes).  A no-op elsewhere."""
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        # llvmlite's attribute set lists the flag attributes only: a string attribute goes in
+        # through the set itself and is printed as written
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        set.add(builder.function.attributes, '"min-legal-vector-width"="512"')
+        return context.get_dummy_value()
+    return types.none(), codegen
 
 
 def _decode_c(cb, out_kind):
@@ -122,32 +142,33 @@ def _special(nan, pinf, ninf, out_kind):
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
-#: int16 "no term": below every exponent (a step's zero-product flag when it has none)
-NO_TERM = -32768
-
-
 def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
     """The block-step kernel for one result format (``out_kind``, f32 precision ``P``) and
     step length ``L``, all compile-time constants so that the per-output loops vectorize."""
     F32 = out_kind == OUT_F32
     q = P - 1
     top = 0xFF if F32 else 0x1F
-    NT = 128
-    RB = 32
-    CH = 4 if L % 4 == 0 else 1           # products per pass over a tile row (in registers)
+    NT = TILE_COLS
+    RB = TILE_ROWS
+    # products per pass over a tile row (their terms held in registers): every step length
+    # (min(k, block): k and block are 4 to 64) is a multiple of 4
+    if L % 4:
+        raise ValueError(f"block step of {L} products: the kernel takes multiples of 4")
+    CH = 8 if L % 8 == 0 else 4
 
-    def fdpa_rows(aval, aexp, arow, za, bval, bexp, bcol, zb, aspec, bspec, out, r0, r1,
-                  F, ZE, PZ, CMIN):
+    def fdpa_rows(aval, aexp, arow, bval, bexp, bcol, aspec, bspec, out, r0, r1, F, ZE, PZ,
+                  CMIN):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
-        along K in steps of L.  ``ZE``: the exponent of a zero c; ``za``/``zb`` (int16): ZE
-        where a step's slice of a row of A / a column of B holds a zero factor (under MMA-Sim
-        2.1.1 a product with a zero factor is a term of exponent ZE), else NO_TERM; ``PZ``: a
-        zero result is +0; ``CMIN``: the smallest exponent of C's own format in the first step
+        along K in steps of L.  ``ZE``: the exponent of a zero c (MMA-Sim 2.1.1 gives a
+        product with a zero factor that exponent too; it is below every nonzero c's, -126 or
+        f16's -14, and c is always a term: so it is the largest only where c is zero, and the
+        kernel never needs it for a product); ``PZ``: a zero result is +0; ``CMIN``: the smallest exponent of C's own format in the first step
         (an f16 C of an f32 form: -14; else -126).  ``aval``/``bval``: the elements' values
-        (float64, 0 for NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16, a zero
-        factor's far below every real one); ``arow``/``bcol``: whether a step's slice of the
+        (float64, 0 for NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16; a zero
+        factor's is ZERO_FACTOR under MMA-Sim 2.1.1, far below every real one); ``arow``/``bcol``: whether a step's slice of the
         row/column holds a NaN or an infinity (``bcol`` has one more column: any column of the
         step); ``aspec``/``bspec``: SPEC_* of each element."""
+        _vectors_512()
         M = aval.shape[1]
         K = aval.shape[2]
         N = bval.shape[2]
@@ -172,13 +193,34 @@ def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
                         bt = r // M
                         i = r - bt * M
                         orow = out[bt, i, j0:j0 + nt]
-                        zrow = za[bt, i, s]
-                        zcol = zb[bt, s, j0:j0 + nt]
                         for j in range(nt):
-                            mx[j] = max(zrow, zcol[j])
+                            mx[j] = -32768
                         for kc in range(0, L, CH):
                             k = k0 + kc
-                            if CH == 4:
+                            if CH == 8:
+                                e0 = aexp[bt, i, k]
+                                e1 = aexp[bt, i, k + 1]
+                                e2 = aexp[bt, i, k + 2]
+                                e3 = aexp[bt, i, k + 3]
+                                e4 = aexp[bt, i, k + 4]
+                                e5 = aexp[bt, i, k + 5]
+                                e6 = aexp[bt, i, k + 6]
+                                e7 = aexp[bt, i, k + 7]
+                                b0 = bexp[bt, k, j0:j0 + nt]
+                                b1 = bexp[bt, k + 1, j0:j0 + nt]
+                                b2 = bexp[bt, k + 2, j0:j0 + nt]
+                                b3 = bexp[bt, k + 3, j0:j0 + nt]
+                                b4 = bexp[bt, k + 4, j0:j0 + nt]
+                                b5 = bexp[bt, k + 5, j0:j0 + nt]
+                                b6 = bexp[bt, k + 6, j0:j0 + nt]
+                                b7 = bexp[bt, k + 7, j0:j0 + nt]
+                                for j in range(nt):
+                                    t0 = max(np.int16(e0 + b0[j]), np.int16(e1 + b1[j]))
+                                    t1 = max(np.int16(e2 + b2[j]), np.int16(e3 + b3[j]))
+                                    t2 = max(np.int16(e4 + b4[j]), np.int16(e5 + b5[j]))
+                                    t3 = max(np.int16(e6 + b6[j]), np.int16(e7 + b7[j]))
+                                    mx[j] = max(mx[j], max(max(t0, t1), max(t2, t3)))
+                            else:
                                 e0 = aexp[bt, i, k]
                                 e1 = aexp[bt, i, k + 1]
                                 e2 = aexp[bt, i, k + 2]
@@ -191,11 +233,6 @@ def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
                                     t0 = max(np.int16(e0 + b0[j]), np.int16(e1 + b1[j]))
                                     t1 = max(np.int16(e2 + b2[j]), np.int16(e3 + b3[j]))
                                     mx[j] = max(mx[j], max(t0, t1))
-                            else:
-                                e0 = aexp[bt, i, k]
-                                b0 = bexp[bt, k, j0:j0 + nt]
-                                for j in range(nt):
-                                    mx[j] = max(mx[j], np.int16(e0 + b0[j]))
                         # c: its value and exponent (a zero has ZE; an f16 subnormal -14);
                         # the step's exponent; c's term truncated toward zero (fptosi)
                         cspecial = 0
@@ -227,7 +264,34 @@ def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
                         # to an integer (fptosi), summed exactly in int64
                         for kc in range(0, L, CH):
                             k = k0 + kc
-                            if CH == 4:
+                            if CH == 8:
+                                a0 = aval[bt, i, k]
+                                a1 = aval[bt, i, k + 1]
+                                a2 = aval[bt, i, k + 2]
+                                a3 = aval[bt, i, k + 3]
+                                a4 = aval[bt, i, k + 4]
+                                a5 = aval[bt, i, k + 5]
+                                a6 = aval[bt, i, k + 6]
+                                a7 = aval[bt, i, k + 7]
+                                v0 = bval[bt, k, j0:j0 + nt]
+                                v1 = bval[bt, k + 1, j0:j0 + nt]
+                                v2 = bval[bt, k + 2, j0:j0 + nt]
+                                v3 = bval[bt, k + 3, j0:j0 + nt]
+                                v4 = bval[bt, k + 4, j0:j0 + nt]
+                                v5 = bval[bt, k + 5, j0:j0 + nt]
+                                v6 = bval[bt, k + 6, j0:j0 + nt]
+                                v7 = bval[bt, k + 7, j0:j0 + nt]
+                                for j in range(nt):
+                                    sc = scl[j]
+                                    acc[j] += (((np.int64(a0 * v0[j] * sc)
+                                                 + np.int64(a1 * v1[j] * sc))
+                                                + (np.int64(a2 * v2[j] * sc)
+                                                   + np.int64(a3 * v3[j] * sc)))
+                                               + ((np.int64(a4 * v4[j] * sc)
+                                                   + np.int64(a5 * v5[j] * sc))
+                                                  + (np.int64(a6 * v6[j] * sc)
+                                                     + np.int64(a7 * v7[j] * sc))))
+                            else:
                                 a0 = aval[bt, i, k]
                                 a1 = aval[bt, i, k + 1]
                                 a2 = aval[bt, i, k + 2]
@@ -242,11 +306,6 @@ def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
                                                 + np.int64(a1 * v1[j] * sc))
                                                + (np.int64(a2 * v2[j] * sc)
                                                   + np.int64(a3 * v3[j] * sc)))
-                            else:
-                                a0 = aval[bt, i, k]
-                                v0 = bval[bt, k, j0:j0 + nt]
-                                for j in range(nt):
-                                    acc[j] += np.int64(a0 * v0[j] * scl[j])
                         # one rounding into the result format
                         for j in range(nt):
                             x = np.float64(acc[j]) * f64_from_bits(
