@@ -53,7 +53,8 @@ def decode_values(bits: NDArray[Any], fmt: FloatFormat, zero_exp: int,
 def _index(bits: NDArray[Any], container_shift: int) -> NDArray[Any]:
     if not container_shift:
         return bits
-    return bits.astype(np.uint32, copy=False) >> np.uint32(container_shift)
+    out: NDArray[Any] = bits.astype(np.uint32, copy=False) >> np.uint32(container_shift)
+    return out
 
 
 @lru_cache(maxsize=64)

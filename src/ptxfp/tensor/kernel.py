@@ -46,17 +46,6 @@ TILE_ROWS, TILE_COLS = 16, 512
 
 
 @intrinsic
-def _trunc(typingctx: Any, x: Any) -> Any:
-    """float64 rounded toward zero to an integral value (llvm.trunc; vectorizes)."""
-    if isinstance(x, types.Float) and x.bitwidth == 64:
-        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-            f = builder.module.declare_intrinsic("llvm.trunc", [ir.DoubleType()])
-            return builder.call(f, [args[0]])
-        return types.float64(x), codegen
-    return None
-
-
-@intrinsic
 def _fma64(typingctx: Any, a: Any, b: Any, c: Any) -> Any:
     """IEEE fused multiply-add on float64 (llvm.fma: one rounding, to nearest even)."""
     if all(isinstance(x, types.Float) and x.bitwidth == 64 for x in (a, b, c)):
