@@ -380,13 +380,16 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     bcol = (bspec != 0).reshape(bspec.shape[0], nsteps, L, bspec.shape[2]).any(axis=2)
     bcol = np.concatenate([bcol, bcol.any(axis=2, keepdims=True)], axis=2)
     P = p.f32_frac + 1 if out_kind == OUT_F32 else 11
-    fdpa_rows = fdpa_kernel(out_kind, P, L)
+    if L % 4:
+        raise TargetError(f"{form.spelling or form.opcode}: a block step of {L} products is "
+                          f"not modelled (the steps are multiples of 4)")
+    fdpa_rows = fdpa_kernel(out_kind, P)
     aexp_f = np.ascontiguousarray(aexp, dtype=np.int16)
     bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
     ze = model.zero_term(p, "f32" if out_kind == OUT_F32 else "f16")
     pz = 1 if model.v211 else 0
     _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, arow, bval, bexp_f, bcol, aspec, bspec, o,
-                                       r0, r1, p.frac_bits, ze, pz, cmin),
+                                       r0, r1, L, p.frac_bits, ze, pz, cmin),
               rows, work)
 
 

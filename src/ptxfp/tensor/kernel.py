@@ -131,24 +131,20 @@ def _special(nan, pinf, ninf, out_kind):
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
-def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
-    """The block-step kernel for one result format (``out_kind``, f32 precision ``P``) and
-    step length ``L``, all compile-time constants so that the per-output loops vectorize."""
+def _make_fdpa(out_kind: int, P: int) -> Any:
+    """The block-step kernel for one result format (``out_kind``, f32 precision ``P``), with
+    those as compile-time constants so that the per-output loops vectorize."""
     F32 = out_kind == OUT_F32
     q = P - 1
     top = 0xFF if F32 else 0x1F
     NT = TILE_COLS
     RB = TILE_ROWS
-    # products per pass over a tile row (their terms held in registers): every step length
-    # (min(k, block): k and block are 4 to 64) is a multiple of 4
-    if L % 4:
-        raise ValueError(f"block step of {L} products: the kernel takes multiples of 4")
-    CH = 8 if L % 8 == 0 else 4
 
-    def fdpa_rows(aval, aexp, arow, bval, bexp, bcol, aspec, bspec, out, r0, r1, F, ZE, PZ,
-                  CMIN):
+    def fdpa_rows(aval, aexp, arow, bval, bexp, bcol, aspec, bspec, out, r0, r1, L, F, ZE,
+                  PZ, CMIN):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
-        along K in steps of L.  ``ZE``: the exponent of a zero c (MMA-Sim 2.1.1 gives a
+        along K in steps of L (a multiple of 4: every min(k, block) is; the products are
+        summed 8 at a time, or 4 where L is not a multiple of 8).  ``ZE``: the exponent of a zero c (MMA-Sim 2.1.1 gives a
         product with a zero factor that exponent too; it is below every nonzero c's, -126 or
         f16's -14, and c is always a term: so it is the largest only where c is zero, and the
         kernel never needs it for a product); ``PZ``: a zero result is +0; ``CMIN``: the smallest exponent of C's own format in the first step
@@ -158,6 +154,7 @@ def _make_fdpa(out_kind: int, P: int, L: int) -> Any:
         row/column holds a NaN or an infinity (``bcol`` has one more column: any column of the
         step); ``aspec``/``bspec``: SPEC_* of each element."""
         _vectors_512()
+        CH = 8 if L % 8 == 0 else 4
         M = aval.shape[1]
         K = aval.shape[2]
         N = bval.shape[2]
@@ -458,15 +455,14 @@ _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
 _specials = jit_cached(_specials, _KEY)
-_FDPA: dict[tuple[int, int, int], Any] = {}
+_FDPA: dict[tuple[int, int], Any] = {}
 
 
-def fdpa_kernel(out_kind: int, P: int, L: int) -> Any:
-    """The compiled block-step kernel for a result format and step length (cached per process
-    and on disk)."""
-    key = (out_kind, P, L)
+def fdpa_kernel(out_kind: int, P: int) -> Any:
+    """The compiled block-step kernel for a result format (cached per process and on disk)."""
+    key = (out_kind, P)
     if key not in _FDPA:
-        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P, L), _KEY + key, nogil=True,
+        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P), _KEY + key, nogil=True,
                                 error_model="numpy")
     return _FDPA[key]
 group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
