@@ -361,6 +361,36 @@ def test_results_near_the_smallest_normal(cfg):
         assert n == 0, f"{name}: {n} mismatches, e.g. {ex}"
 
 
+SMALL = [c for c in CONFIGS if c[0] in ("t4-f16", "b200-f16", "h100-f16-f16", "h100-e5m2-f16",
+                                        "v100-f16")]
+
+
+@pytest.mark.parametrize("cfg", SMALL, ids=[c[0] for c in SMALL])
+def test_small_products_beside_a_zero_c(cfg):
+    """Steps whose largest exponent is a tiny product's (f16 and e5m2 values of 2**-24 to
+    2**-8, c zero or far below): the scale 2**(F - maxe) is then large (up to 2**53; the
+    kernel's float32 lanes hold it as a binary32)."""
+    name, target, form, L, F, P = cfg
+    rng = np.random.default_rng(zlib.crc32(b"small" + name.encode()))
+    M, N, K = 8, 16, 2 * L
+    dt = DTYPE[form.atype]
+    for _ in range(4):
+        x = rng.standard_normal((M, K)) * 2.0 ** rng.integers(-24, -8, (M, K))
+        y = rng.standard_normal((K, N)) * 2.0 ** rng.integers(-24, -8, (K, N))
+        A = x.astype(dt).view(UBITS[np.dtype(dt).itemsize * 8])
+        B = y.astype(dt).view(UBITS[np.dtype(dt).itemsize * 8])
+        if form.dtype == F32:
+            C = (rng.standard_normal((M, N)) * 2.0 ** -100).astype(np.float32).view(np.uint32)
+        else:
+            C = (rng.standard_normal((M, N)) * 2.0 ** -24).astype(np.float16).view(np.uint16)
+        C[rng.random((M, N)) < 0.5] = 0
+        D = matmul(A, B, C, instruction=form, target=target)
+        R = reference(A, B, C, form.atype, form.btype, form.dtype, L, F, P,
+                      E_ZERO[target, form.dtype])
+        n, ex = _diff(D, R)
+        assert n == 0, f"{name}: {n} mismatches, e.g. {ex}"
+
+
 def test_zero_exponents_are_below_every_c():
     """The kernel takes no term for a product with a zero factor (tensor/kernel.py,
     ZERO_FACTOR): that holds while every zero exponent is below the exponent of every nonzero

@@ -39,6 +39,8 @@ _DTYPES: dict[str, Any] = {
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _INT_RANGE = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15), "b1": (0, 1),
               "s32": (-(1 << 31), (1 << 31) - 1)}
+#: element formats whose products are exact in binary32 with their terms (tensor/kernel.py)
+_NARROW = frozenset({"f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"})
 #: products at and above this many run over all threads (rows split between them)
 PARALLEL_PRODUCTS = 1 << 24
 
@@ -383,7 +385,14 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     if L % 4:
         raise TargetError(f"{form.spelling or form.opcode}: a block step of {L} products is "
                           f"not modelled (the steps are multiples of 4)")
-    fdpa_rows = fdpa_kernel(out_kind, P)
+    # formats whose products, and their terms, are exact in binary32 (at most 11 significant
+    # bits, exponents within +-16, no scale factors): float32 lanes, twice as many
+    w32 = (SA3 is None and form.atype in _NARROW and form.btype in _NARROW
+           and p.frac_bits <= 25)
+    if w32:
+        aval = aval.astype(np.float32)
+        bval = bval.astype(np.float32)
+    fdpa_rows = fdpa_kernel(out_kind, P, w32)
     aexp_f = np.ascontiguousarray(aexp, dtype=np.int16)
     bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
     ze = model.zero_term(p, "f32" if out_kind == OUT_F32 else "f16")

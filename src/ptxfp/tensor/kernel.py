@@ -131,9 +131,12 @@ def _special(nan, pinf, ninf, out_kind):
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
-def _make_fdpa(out_kind: int, P: int) -> Any:
+def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
     """The block-step kernel for one result format (``out_kind``, f32 precision ``P``), with
-    those as compile-time constants so that the per-output loops vectorize."""
+    those as compile-time constants so that the per-output loops vectorize.  ``W32``: the
+    operands' values come as float32 and every product of two of them, and its term, is
+    exact in binary32 (formats of at most 11 significant bits and exponents within +-16:
+    f16, fp8, fp6, fp4): the passes of 8 products then run 16 float32 / int32 lanes."""
     F32 = out_kind == OUT_F32
     q = P - 1
     top = 0xFF if F32 else 0x1F
@@ -162,6 +165,7 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
         mx = np.empty(NT, np.int16)
         acc = np.empty(NT, np.int64)
         scl = np.empty(NT, np.float64)
+        scl32 = np.empty(NT, np.float32)
         cold = np.empty(NT, np.int64)
         # Tiles of RB rows by NT columns, each walked step by step (k in order) and row by
         # row: a step's slice of B (L rows of NT columns) and the tile's accumulators stay in
@@ -245,12 +249,49 @@ def _make_fdpa(out_kind: int, P: int) -> Any:
                             mx[j] = np.int16(m)
                             sc = f64_from_bits(np.int64(F + 1023 - m) << 52)
                             scl[j] = sc
+                            if W32:
+                                # 2**(F - maxe) as a binary32 (maxe is at least a nonzero
+                                # product's exponent, so F - maxe <= 25 + 48; where every
+                                # product is zero, any finite scale does: capped at 2**120)
+                                scl32[j] = f32_from_bits(np.int32((min(F - m, 120) + 127) << 23))
                             acc[j] = np.int64(v * sc)
                         # every product times 2**(F - maxe) (exact), truncated toward zero
                         # to an integer (fptosi), summed exactly in int64
                         for kc in range(0, L, CH):
                             k = k0 + kc
-                            if CH == 8:
+                            if W32 and CH == 8:
+                                # binary32: the product and its scaling exact (a term below
+                                # 1 may underflow: it truncates to 0 all the same), truncated
+                                # to an int32 (below 2**27), 8 summed in int32 (below 2**30)
+                                a0 = aval[bt, i, k]
+                                a1 = aval[bt, i, k + 1]
+                                a2 = aval[bt, i, k + 2]
+                                a3 = aval[bt, i, k + 3]
+                                a4 = aval[bt, i, k + 4]
+                                a5 = aval[bt, i, k + 5]
+                                a6 = aval[bt, i, k + 6]
+                                a7 = aval[bt, i, k + 7]
+                                v0 = bval[bt, k, j0:j0 + nt]
+                                v1 = bval[bt, k + 1, j0:j0 + nt]
+                                v2 = bval[bt, k + 2, j0:j0 + nt]
+                                v3 = bval[bt, k + 3, j0:j0 + nt]
+                                v4 = bval[bt, k + 4, j0:j0 + nt]
+                                v5 = bval[bt, k + 5, j0:j0 + nt]
+                                v6 = bval[bt, k + 6, j0:j0 + nt]
+                                v7 = bval[bt, k + 7, j0:j0 + nt]
+                                for j in range(nt):
+                                    sc32 = scl32[j]
+                                    t01 = np.int32(np.int32(a0 * v0[j] * sc32)
+                                                   + np.int32(a1 * v1[j] * sc32))
+                                    t23 = np.int32(np.int32(a2 * v2[j] * sc32)
+                                                   + np.int32(a3 * v3[j] * sc32))
+                                    t45 = np.int32(np.int32(a4 * v4[j] * sc32)
+                                                   + np.int32(a5 * v5[j] * sc32))
+                                    t67 = np.int32(np.int32(a6 * v6[j] * sc32)
+                                                   + np.int32(a7 * v7[j] * sc32))
+                                    acc[j] += np.int64(np.int32(np.int32(t01 + t23)
+                                                                + np.int32(t45 + t67)))
+                            elif CH == 8:
                                 a0 = aval[bt, i, k]
                                 a1 = aval[bt, i, k + 1]
                                 a2 = aval[bt, i, k + 2]
@@ -455,14 +496,15 @@ _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
 _specials = jit_cached(_specials, _KEY)
-_FDPA: dict[tuple[int, int], Any] = {}
+_FDPA: dict[tuple[int, int, int], Any] = {}
 
 
-def fdpa_kernel(out_kind: int, P: int) -> Any:
-    """The compiled block-step kernel for a result format (cached per process and on disk)."""
-    key = (out_kind, P)
+def fdpa_kernel(out_kind: int, P: int, w32: bool = False) -> Any:
+    """The compiled block-step kernel for a result format, its products in float64 or (w32)
+    float32 lanes (cached per process and on disk)."""
+    key = (out_kind, P, int(w32))
     if key not in _FDPA:
-        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P), _KEY + key, nogil=True,
+        _FDPA[key] = jit_cached(_make_fdpa(out_kind, P, w32), _KEY + key, nogil=True,
                                 error_model="numpy")
     return _FDPA[key]
 group_rows = jit_cached(_group_rows, _KEY, nogil=True, error_model="numpy")
