@@ -147,15 +147,17 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
                   PZ, CMIN):
         """Rows [r0, r1) of the flattened (batch, M) rows: every output of the row chained
         along K in steps of L (a multiple of 4: every min(k, block) is; the products are
-        summed 8 at a time, or 4 where L is not a multiple of 8).  ``ZE``: the exponent of a zero c (MMA-Sim 2.1.1 gives a
-        product with a zero factor that exponent too; it is below every nonzero c's, -126 or
-        f16's -14, and c is always a term: so it is the largest only where c is zero, and the
-        kernel never needs it for a product); ``PZ``: a zero result is +0; ``CMIN``: the smallest exponent of C's own format in the first step
-        (an f16 C of an f32 form: -14; else -126).  ``aval``/``bval``: the elements' values
-        (float64, 0 for NaN/inf); ``aexp``/``bexp``: their alignment exponents (int16; a zero
-        factor's is ZERO_FACTOR under MMA-Sim 2.1.1, far below every real one); ``arow``/``bcol``: whether a step's slice of the
-        row/column holds a NaN or an infinity (``bcol`` has one more column: any column of the
-        step); ``aspec``/``bspec``: SPEC_* of each element."""
+        summed 8 at a time, or 4 where L is not a multiple of 8).  ``ZE``: the exponent of
+        a zero c (MMA-Sim 2.1.1 gives a product with a zero factor that exponent too; it is
+        below every nonzero c's, -126 or f16's -14, and c is always a term: so it is the
+        largest only where c is zero, and the kernel never needs it for a product); ``PZ``:
+        a zero result is +0; ``CMIN``: the smallest exponent of C's own format in the first
+        step (an f16 C of an f32 form: -14; else -126).  ``aval``/``bval``: the elements'
+        values (float64, or float32 under W32; 0 for NaN/inf); ``aexp``/``bexp``: their
+        alignment exponents (int16; a zero factor's is ZERO_FACTOR under MMA-Sim 2.1.1, far
+        below every real one); ``arow``/``bcol``: whether a step's slice of the row/column
+        holds a NaN or an infinity (``bcol`` has one more column: any column of the step);
+        ``aspec``/``bspec``: SPEC_* of each element."""
         _vectors_512()
         CH = 8 if L % 8 == 0 else 4
         M = aval.shape[1]
@@ -169,7 +171,7 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
         cold = np.empty(NT, np.int64)
         # Tiles of RB rows by NT columns, each walked step by step (k in order) and row by
         # row: a step's slice of B (L rows of NT columns) and the tile's accumulators stay in
-        # the L1 cache while the tile's rows use them.  Per tile row and step, passes over
+        # the L1/L2 caches while the tile's rows use them.  Per tile row and step, passes over
         # the NT columns (each vectorizes): the largest product exponent (int16 lanes, CH
         # products a pass); c read, the step's exponent and scale, c's truncated term; the
         # products' truncated terms (CH a pass); the rounding into the result's bits.
