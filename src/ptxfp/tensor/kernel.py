@@ -168,6 +168,7 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
         acc = np.empty(NT, np.int64)
         scl = np.empty(NT, np.float64)
         scl32 = np.empty(NT, np.float32)
+        part = np.empty(NT, np.int32)
         cold = np.empty(NT, np.int64)
         # Tiles of RB rows by NT columns, each walked step by step (k in order) and row by
         # row: a step's slice of B (L rows of NT columns) and the tile's accumulators stay in
@@ -291,8 +292,11 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
                                                    + np.int32(a5 * v5[j] * sc32))
                                     t67 = np.int32(np.int32(a6 * v6[j] * sc32)
                                                    + np.int32(a7 * v7[j] * sc32))
-                                    acc[j] += np.int64(np.int32(np.int32(t01 + t23)
-                                                                + np.int32(t45 + t67)))
+                                    part[j] = np.int32(np.int32(t01 + t23)
+                                                       + np.int32(t45 + t67))
+                                # (a pass of its own: 32-bit lanes only above, 16 a vector)
+                                for j in range(nt):
+                                    acc[j] += part[j]
                             elif CH == 8:
                                 a0 = aval[bt, i, k]
                                 a1 = aval[bt, i, k + 1]
