@@ -294,9 +294,11 @@ def test_deepseek_fp8_keeps_14_bits():
 
 # --- the kernel's tiles, pass widths and final rounding (tensor/kernel.py) -----------------
 
-#: step lengths of 4 (a pass of 4 products), 8, 16, 32 (passes of 8), both result formats
+#: step lengths of 4 (a pass of 4 products), 8 (float64 lanes: one fused pass; float32
+#: lanes), 16, 32 (passes of 8), both result formats
 TILE_CONFIGS = [c for c in CONFIGS
-                if c[0] in ("a100-tf32", "t4-f16", "h100-bf16", "h100-e4m3-e5m2", "h100-f16-f16")]
+                if c[0] in ("a100-tf32", "a100-bf16", "t4-f16", "h100-bf16", "h100-e4m3-e5m2",
+                            "h100-f16-f16")]
 
 
 def _reference_at(A, B, C, cfg, i, j, ze):

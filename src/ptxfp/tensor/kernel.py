@@ -131,6 +131,53 @@ def _special(nan, pinf, ninf, out_kind):
     return np.int64(0x7C00) if pinf else np.int64(0xFC00)
 
 
+def _c_read(cb, mxj, s, ZE, CMIN, F, F32):
+    """c of a step from its bits (f32 or f16): (the step's exponent maxe, given the products'
+    largest ``mxj``; the scale 2**(F - maxe); c's term, truncated toward zero; whether c is
+    a NaN or an infinity).  A zero c has the exponent ZE, a subnormal its format's smallest
+    (-126, f16's -14); an f32 c in the first step (s == 0) at least CMIN."""
+    if F32:
+        E = (cb >> 23) & 0xFF
+        v = np.float64(f32_from_bits(np.int32(cb)))
+        ex = E - 127 if E != 0 else -126
+        ex = ex if (cb & 0x7FFFFFFF) != 0 else ZE
+        ex = max(ex, CMIN) if s == 0 and v != 0.0 else ex
+        isspec = E == 0xFF
+    else:
+        E = (cb >> 10) & 0x1F
+        mm = cb & 0x3FF
+        sg = (mm | 0x400) if E != 0 else mm
+        ex = E - 15 if E != 0 else (-14 if mm != 0 else ZE)
+        v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
+        v = -v if (cb >> 15) & 1 else v
+        isspec = E == 0x1F
+    v = 0.0 if isspec else v
+    m = max(np.int64(mxj), ex)
+    sc = f64_from_bits(np.int64(F + 1023 - m) << 52)
+    return m, sc, np.int64(v * sc), isspec
+
+
+def _round_out(t, m, F, q, PZ, F32):
+    """The bits of the exact sum ``t * 2**(m - F)`` rounded into the result format: f32
+    toward zero to ``q`` fraction bits (f32's subnormal quantum below 2**-126: the low bits
+    of the float64 significand cleared; the conversion to binary32 is then exact, or
+    infinity), f16 to nearest even; a zero result is +0 when PZ."""
+    x = np.float64(t) * f64_from_bits(np.int64(m - F + 1023) << 52)
+    if F32:
+        xb = bits_from_f64(x)
+        sign = (xb >> 63) & 1
+        xa = xb & 0x7FFFFFFFFFFFFFFF
+        e = (xa >> 52) - 1023
+        sh = min(52 - q + max(0, -126 - e), 63)
+        y = f64_from_bits(xa & (np.int64(-1) << sh))
+        b = bits_from_f32(np.float32(y))
+        sg = sign * ((b != 0) | (PZ == 0))
+        return b | (sg << 31)
+    mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
+    sg = np.int64(sign) * ((mag != 0) | (PZ == 0))
+    return mag | (sg << 15)
+
+
 def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
     """The block-step kernel for one result format (``out_kind``, f32 precision ``P``), with
     those as compile-time constants so that the per-output loops vectorize.  ``W32``: the
@@ -139,7 +186,7 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
     f16, fp8, fp6, fp4): the passes of 8 products then run 16 float32 / int32 lanes."""
     F32 = out_kind == OUT_F32
     q = P - 1
-    top = 0xFF if F32 else 0x1F
+    FUSE8 = not W32                           # a step of 8 products in one pass
     NT = TILE_COLS
     RB = TILE_ROWS
 
@@ -229,35 +276,56 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
                         # c: its value and exponent (a zero has ZE; an f16 subnormal -14);
                         # the step's exponent; c's term truncated toward zero (fptosi)
                         cspecial = 0
+                        if FUSE8 and L == 8:
+                            # a step of 8 products (two per k16 on sm_75/sm_80/sm_89, tf32
+                            # k8 on sm_90+): c, the products and the rounding in one pass
+                            a0 = aval[bt, i, k0]
+                            a1 = aval[bt, i, k0 + 1]
+                            a2 = aval[bt, i, k0 + 2]
+                            a3 = aval[bt, i, k0 + 3]
+                            a4 = aval[bt, i, k0 + 4]
+                            a5 = aval[bt, i, k0 + 5]
+                            a6 = aval[bt, i, k0 + 6]
+                            a7 = aval[bt, i, k0 + 7]
+                            v0 = bval[bt, k0, j0:j0 + nt]
+                            v1 = bval[bt, k0 + 1, j0:j0 + nt]
+                            v2 = bval[bt, k0 + 2, j0:j0 + nt]
+                            v3 = bval[bt, k0 + 3, j0:j0 + nt]
+                            v4 = bval[bt, k0 + 4, j0:j0 + nt]
+                            v5 = bval[bt, k0 + 5, j0:j0 + nt]
+                            v6 = bval[bt, k0 + 6, j0:j0 + nt]
+                            v7 = bval[bt, k0 + 7, j0:j0 + nt]
+                            for j in range(nt):
+                                cb = np.int64(orow[j])
+                                cold[j] = cb
+                                m, sc, c0, isspec = _c_read(cb, mx[j], s, ZE, CMIN, F, F32)
+                                cspecial += isspec
+                                t = c0 + (((np.int64(a0 * v0[j] * sc)
+                                            + np.int64(a1 * v1[j] * sc))
+                                           + (np.int64(a2 * v2[j] * sc)
+                                              + np.int64(a3 * v3[j] * sc)))
+                                          + ((np.int64(a4 * v4[j] * sc)
+                                              + np.int64(a5 * v5[j] * sc))
+                                             + (np.int64(a6 * v6[j] * sc)
+                                                + np.int64(a7 * v7[j] * sc))))
+                                orow[j] = _round_out(t, m, F, q, PZ, F32)
+                            if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
+                                _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L,
+                                          j0, nt, out_kind)
+                            continue
                         for j in range(nt):
                             cb = np.int64(orow[j])
                             cold[j] = cb
-                            if F32:
-                                E = (cb >> 23) & 0xFF
-                                v = np.float64(f32_from_bits(np.int32(cb)))
-                                ex = E - 127 if E != 0 else -126
-                                ex = ex if (cb & 0x7FFFFFFF) != 0 else ZE
-                                ex = max(ex, CMIN) if s == 0 and v != 0.0 else ex
-                            else:
-                                E = (cb >> 10) & 0x1F
-                                mm = cb & 0x3FF
-                                sg = (mm | 0x400) if E != 0 else mm
-                                ex = E - 15 if E != 0 else (-14 if mm != 0 else ZE)
-                                v = np.float64(sg) * f64_from_bits(np.int64(ex - 10 + 1023) << 52)
-                                v = -v if (cb >> 15) & 1 else v
-                            isspec = E == top
+                            m, sc, c0, isspec = _c_read(cb, mx[j], s, ZE, CMIN, F, F32)
                             cspecial += isspec
-                            v = 0.0 if isspec else v
-                            m = max(np.int64(mx[j]), ex)
                             mx[j] = np.int16(m)
-                            sc = f64_from_bits(np.int64(F + 1023 - m) << 52)
                             scl[j] = sc
                             if W32:
                                 # 2**(F - maxe) as a binary32 (maxe is at least a nonzero
                                 # product's exponent, so F - maxe <= 25 + 48; where every
                                 # product is zero, any finite scale does: capped at 2**120)
                                 scl32[j] = f32_from_bits(np.int32((min(F - m, 120) + 127) << 23))
-                            acc[j] = np.int64(v * sc)
+                            acc[j] = c0
                         # every product times 2**(F - maxe) (exact), truncated toward zero
                         # to an integer (fptosi), summed exactly in int64
                         for kc in range(0, L, CH):
@@ -341,25 +409,7 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
                                                   + np.int64(a3 * v3[j] * sc)))
                         # one rounding into the result format
                         for j in range(nt):
-                            x = np.float64(acc[j]) * f64_from_bits(
-                                np.int64(np.int64(mx[j]) - F + 1023) << 52)
-                            if F32:
-                                # toward zero to P bits (f32's subnormal quantum below
-                                # 2**-126): the low bits of x's significand cleared; the
-                                # conversion to binary32 is then exact, or infinity
-                                xb = bits_from_f64(x)
-                                sign = (xb >> 63) & 1
-                                xa = xb & 0x7FFFFFFFFFFFFFFF
-                                e = (xa >> 52) - 1023
-                                sh = min(52 - q + max(0, -126 - e), 63)
-                                y = f64_from_bits(xa & (np.int64(-1) << sh))
-                                b = bits_from_f32(np.float32(y))
-                                sg = sign * ((b != 0) | (PZ == 0))
-                                orow[j] = b | (sg << 31)
-                            else:
-                                mag, sign, _ = round_pack(x, 11, -14, 15, RN, 0)
-                                sg = np.int64(sign) * ((mag != 0) | (PZ == 0))
-                                orow[j] = mag | (sg << 15)
+                            orow[j] = _round_out(acc[j], np.int64(mx[j]), F, q, PZ, F32)
                         if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
                             _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L, j0,
                                       nt, out_kind)
@@ -502,6 +552,8 @@ _decode_c = jit_cached(_decode_c, _KEY, inline="always")
 _finish = jit_cached(_finish, _KEY, inline="always")
 _special = jit_cached(_special, _KEY)
 _specials = jit_cached(_specials, _KEY)
+_c_read = jit_cached(_c_read, _KEY, inline="always")
+_round_out = jit_cached(_round_out, _KEY, inline="always")
 _FDPA: dict[tuple[int, int, int], Any] = {}
 
 
