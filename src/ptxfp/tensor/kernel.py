@@ -11,6 +11,9 @@ most 22 significant bits) times the scale (exact: a power of two, far from float
 limits), truncated toward zero to an int64 (``fptosi``: one ``vcvttpd2qq``), the terms summed
 exactly in int64 (below 2**40); the sum is rounded once (f32: toward zero by clearing the low
 bits of its float64 significand, then an exact conversion; f16: ``rounding.round_pack``).
+f16/fp8/fp6/fp4 operands run those passes in float32 / int32 lanes (their products and terms
+are exact in binary32); a step of 8 products in float64 lanes is one pass (c, products,
+rounding).
 
 ``group_rows``: the mxf4/mxf4nvf4 kinds (exact 16-element sub-dots scaled by the two scale
 factors, aligned by the scale exponents).  ``fma_rows``: f64, a chain of IEEE fmas in k order.
