@@ -3,8 +3,10 @@
     PYTHONPATH=src python benchmarks/bench_mma.py [--size 1024] [--threads 1] [--json out.json]
 
 On one thread by default (PTXFP_NUM_THREADS and the BLAS thread variables are set before
-NumPy is imported).  Each line: the instruction and target, seconds (best of --repeat after
-one warm-up call, which compiles), G products/s (M*N*K / time), and NumPy's float64 matmul of
+NumPy is imported).  Times are the calling thread's CPU time (``time.thread_time``: on one
+thread every kernel runs in the caller; a shared machine's other load does not count).  Each
+line: the instruction and target, seconds (best of --repeat after one warm-up call, which
+compiles), G products/s (M*N*K / time), and NumPy's float64 matmul of
 the same shape in the same run with its ratio.  Figures go to docs/performance.md.
 """
 
@@ -40,9 +42,9 @@ def main() -> None:
         fn()
         ts = []
         for _ in range(args.repeat):
-            t = time.perf_counter()
+            t = time.thread_time()
             fn()
-            ts.append(time.perf_counter() - t)
+            ts.append(time.thread_time() - t)
         return min(ts)
 
     t_np = best(lambda: x @ y)

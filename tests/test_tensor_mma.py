@@ -292,6 +292,118 @@ def test_deepseek_fp8_keeps_14_bits():
     assert float(matmul(a, b, c, target="sm_90")[0, 0]) == 1.0 + 2.0 ** -13
 
 
+# --- the kernel's tiles, pass widths and final rounding (tensor/kernel.py) -----------------
+
+#: step lengths of 4 (a pass of 4 products), 8 (float64 lanes: one fused pass; float32
+#: lanes), 16, 32 (passes of 8), both result formats
+TILE_CONFIGS = [c for c in CONFIGS
+                if c[0] in ("a100-tf32", "a100-bf16", "t4-f16", "h100-bf16", "h100-e4m3-e5m2",
+                            "h100-f16-f16")]
+
+
+def _reference_at(A, B, C, cfg, i, j, ze):
+    name, target, form, L, F, P = cfg
+    d = int(C[i, j])
+    for s in range(A.shape[1] // L):
+        ks = range(s * L, (s + 1) * L)
+        d = ref.step([int(A[i, k]) for k in ks], [int(B[k, j]) for k in ks], d, form.atype,
+                     form.btype, form.dtype, F, form.dtype, P, ze=ze)
+    return d
+
+
+@pytest.mark.parametrize("cfg", TILE_CONFIGS, ids=[c[0] for c in TILE_CONFIGS])
+def test_tile_edges_match_reference(cfg):
+    """A product taller and wider than one of the kernel's tiles, with ragged last tiles:
+    the outputs on every tile edge and a random sample match the reference."""
+    from ptxfp.tensor.kernel import TILE_COLS, TILE_ROWS
+    name, target, form, L, F, P = cfg
+    rng = np.random.default_rng(zlib.crc32(b"tiles" + name.encode()))
+    M, N, K = TILE_ROWS + 3, TILE_COLS + 9, 2 * L
+    A = rand_bits(form.atype, (M, K), rng)
+    B = rand_bits(form.btype, (K, N), rng)
+    C = rand_c(form.dtype, (M, N), rng)
+    D = matmul(A, B, C, instruction=form, target=target)
+    rows = [0, 1, TILE_ROWS - 1, TILE_ROWS, M - 1]
+    cols = [0, 7, 8, 9, TILE_COLS - 1, TILE_COLS, N - 1]
+    pairs = [(i, j) for i in rows for j in cols]
+    pairs += [(int(rng.integers(M)), int(rng.integers(N))) for _ in range(30)]
+    for i, j in pairs:
+        R = _reference_at(A, B, C, cfg, i, j, E_ZERO[target, form.dtype])
+        assert int(D[i, j]) == R, f"{name}: D[{i}, {j}] = {int(D[i, j]):#x}, not {R:#x}"
+
+
+NEAR_MIN = [c for c in CONFIGS if c[0] in ("h100-bf16", "a100-bf16", "ada-e4m3", "b200-e4m3")]
+
+
+@pytest.mark.parametrize("cfg", NEAR_MIN, ids=[c[0] for c in NEAR_MIN])
+def test_results_near_the_smallest_normal(cfg):
+    """f32 results in the lowest normal binades and the subnormals, where the final rounding
+    (toward zero to P bits, f32's subnormal quantum below 2**-126) changes its quantum: c
+    there, and (bf16) products of about 2**-126 beside it."""
+    name, target, form, L, F, P = cfg
+    rng = np.random.default_rng(zlib.crc32(b"nearmin" + name.encode()))
+    M, N, K = 8, 16, 2 * L
+    for _ in range(6):
+        C = ((rng.integers(0, 2, (M, N)) << 31) | (rng.integers(0, 4, (M, N)) << 23)
+             | rng.integers(0, 1 << 23, (M, N))).astype(np.uint32)
+        if form.atype == "bf16":
+            x = (rng.choice([-1.0, 1.0], (M, K)) * (1 + rng.integers(0, 128, (M, K)) / 128)
+                 * 2.0 ** rng.integers(-67, -58, (M, K)))
+            y = (rng.choice([-1.0, 1.0], (K, N)) * (1 + rng.integers(0, 128, (K, N)) / 128)
+                 * 2.0 ** rng.integers(-67, -58, (K, N)))
+            A = x.astype(ml_dtypes.bfloat16).view(np.uint16)
+            B = y.astype(ml_dtypes.bfloat16).view(np.uint16)
+            A[rng.random((M, K)) < 0.3] = 0
+        else:
+            A = np.zeros((M, K), np.uint8)                  # the result is c, cut to P bits
+            B = rand_bits(form.btype, (K, N), rng)
+        D = matmul(A, B, C, instruction=form, target=target)
+        R = reference(A, B, C, form.atype, form.btype, F32, L, F, P, E_ZERO[target, F32])
+        n, ex = _diff(D, R)
+        assert n == 0, f"{name}: {n} mismatches, e.g. {ex}"
+
+
+SMALL = [c for c in CONFIGS if c[0] in ("t4-f16", "b200-f16", "h100-f16-f16", "h100-e5m2-f16",
+                                        "v100-f16")]
+
+
+@pytest.mark.parametrize("cfg", SMALL, ids=[c[0] for c in SMALL])
+def test_small_products_beside_a_zero_c(cfg):
+    """Steps whose largest exponent is a tiny product's (f16 and e5m2 values of 2**-24 to
+    2**-8, c zero or far below): the scale 2**(F - maxe) is then large (up to 2**53; the
+    kernel's float32 lanes hold it as a binary32)."""
+    name, target, form, L, F, P = cfg
+    rng = np.random.default_rng(zlib.crc32(b"small" + name.encode()))
+    M, N, K = 8, 16, 2 * L
+    dt = DTYPE[form.atype]
+    for _ in range(4):
+        x = rng.standard_normal((M, K)) * 2.0 ** rng.integers(-24, -8, (M, K))
+        y = rng.standard_normal((K, N)) * 2.0 ** rng.integers(-24, -8, (K, N))
+        A = x.astype(dt).view(UBITS[np.dtype(dt).itemsize * 8])
+        B = y.astype(dt).view(UBITS[np.dtype(dt).itemsize * 8])
+        if form.dtype == F32:
+            C = (rng.standard_normal((M, N)) * 2.0 ** -100).astype(np.float32).view(np.uint32)
+        else:
+            C = (rng.standard_normal((M, N)) * 2.0 ** -24).astype(np.float16).view(np.uint16)
+        C[rng.random((M, N)) < 0.5] = 0
+        D = matmul(A, B, C, instruction=form, target=target)
+        R = reference(A, B, C, form.atype, form.btype, form.dtype, L, F, P,
+                      E_ZERO[target, form.dtype])
+        n, ex = _diff(D, R)
+        assert n == 0, f"{name}: {n} mismatches, e.g. {ex}"
+
+
+def test_zero_exponents_are_below_every_c():
+    """The kernel takes no term for a product with a zero factor (tensor/kernel.py,
+    ZERO_FACTOR): that holds while every zero exponent is below the exponent of every nonzero
+    c (-126 for an f32 result, -14 for f16)."""
+    from ptxfp.tensor.params import ARCH, ZERO_EXP_2026_01
+    for rows in ARCH.values():
+        for p in rows.values():
+            assert p.zero_exp < -126 and p.zero_exp_f16 < -14
+    assert ZERO_EXP_2026_01 <= -126          # (that reading gives zero factors -126 instead)
+
+
 # --- block-scaled kinds, f64, integers ----------------------------------------------------
 
 def test_mxf8f6f4_matches_reference():

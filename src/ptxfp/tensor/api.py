@@ -23,7 +23,7 @@ from ..isa.mma_form import MmaForm
 from ..limits import check_bytes, guarded
 from .. import policy as _policy
 from .kernel import OUT_F16, OUT_F32, ZERO_FACTOR, fdpa_kernel, fma_rows, group_rows
-from .decode import SPEC_NAN, decode, scale_exponents
+from .decode import SPEC_NAN, decode, decode_values, scale_exponents
 from .params import (ZERO_EXP_2026_01, MmaParams, TargetError, kind_of, params_for,
                      target_family)
 
@@ -39,6 +39,8 @@ _DTYPES: dict[str, Any] = {
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _INT_RANGE = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15), "b1": (0, 1),
               "s32": (-(1 << 31), (1 << 31) - 1)}
+#: element formats whose products are exact in binary32 with their terms (tensor/kernel.py)
+_NARROW = frozenset({"f16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"})
 #: products at and above this many run over all threads (rows split between them)
 PARALLEL_PRODUCTS = 1 << 24
 
@@ -355,10 +357,8 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     sh_a = 13 if form.atype == "tf32" else 0
     sh_b = 13 if form.btype == "tf32" else 0
     zf = model.zero_factor()
-    asig, aexp, aspec = decode(A3, fa, zf, sh_a)
-    bsig, bexp, bspec = decode(B3, fb, zf, sh_b)
-    aval = np.ldexp(asig.astype(np.float64), aexp - fa.man_bits)
-    bval = np.ldexp(bsig.astype(np.float64), bexp - fb.man_bits)
+    aval, aexp, aspec = decode_values(A3, fa, zf, sh_a)
+    bval, bexp, bspec = decode_values(B3, fb, zf, sh_b)
     K = A3.shape[2]
     if SA3 is not None and SB3 is not None:
         # kind::mxf8f6f4: a scale factor 2**e multiplies the element and adds e to its
@@ -382,13 +382,23 @@ def _fused(form: MmaForm, p: MmaParams, A3: NDArray[Any], B3: NDArray[Any],
     bcol = (bspec != 0).reshape(bspec.shape[0], nsteps, L, bspec.shape[2]).any(axis=2)
     bcol = np.concatenate([bcol, bcol.any(axis=2, keepdims=True)], axis=2)
     P = p.f32_frac + 1 if out_kind == OUT_F32 else 11
-    fdpa_rows = fdpa_kernel(out_kind, P)
+    if L % 4:
+        raise TargetError(f"{form.spelling or form.opcode}: a block step of {L} products is "
+                          f"not modelled (the steps are multiples of 4)")
+    # formats whose products, and their terms, are exact in binary32 (at most 11 significant
+    # bits, exponents within +-16, no scale factors): float32 lanes, twice as many
+    w32 = (SA3 is None and form.atype in _NARROW and form.btype in _NARROW
+           and p.frac_bits <= 25)
+    if w32:
+        aval = aval.astype(np.float32)
+        bval = bval.astype(np.float32)
+    fdpa_rows = fdpa_kernel(out_kind, P, w32)
     aexp_f = np.ascontiguousarray(aexp, dtype=np.int16)
     bexp_f = np.ascontiguousarray(bexp, dtype=np.int16)
     ze = model.zero_term(p, "f32" if out_kind == OUT_F32 else "f16")
     pz = 1 if model.v211 else 0
-    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, aspec, arow, bval, bexp_f, bspec,
-                                       bcol, o, r0, r1, L, p.frac_bits, ze, pz, cmin),
+    _run_rows(lambda r0, r1: fdpa_rows(aval, aexp_f, arow, bval, bexp_f, bcol, aspec, bspec, o,
+                                       r0, r1, L, p.frac_bits, ze, pz, cmin),
               rows, work)
 
 
