@@ -25,7 +25,9 @@ def mypy(*args):
 
 def test_py_typed_ships():
     assert (ROOT / "src" / "ptxfp" / "py.typed").is_file()
-    assert 'ptxfp = ["py.typed"]' in (ROOT / "pyproject.toml").read_text()
+    import re
+    data = re.search(r'^ptxfp = \[(.*)\]$', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert data and '"py.typed"' in data.group(1).split(", ")
 
 
 def test_mypy_strict_on_the_package_and_a_user_script():

@@ -1053,6 +1053,11 @@ def _sfu_model(spelling):
     if spelling.split(".", 1)[0] not in _SFU_OPCODES or _parse_form(spelling).family != "sfu":
         return None
     prims = sfu.primitives_of(spelling)
+    tabs = [t for t in sfu.recorded.tables() if t.form == spelling]
+    if tabs and not prims:
+        return ("; ".join(t.provenance() for t in tabs),
+                {"computed": True, "tables": [{"target": t.target, "gpu": t.gpu, "date": t.date}
+                                              for t in tabs]})
     if not prims:
         return "not computed: no public model of its primitive", {"computed": False}
     texts, doc = [], {}

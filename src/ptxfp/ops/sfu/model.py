@@ -32,6 +32,9 @@ from .sass_data import TARGETS as _RECORDED
 from .measured import BY_MUFU, is_measured, provenance
 from .measured import PRIMITIVES as PROVENANCE
 from .primitives import MUFU
+from .recorded import FORM as _RECORDABLE
+from .recorded import table as _table
+from .recorded import tables as _tables
 
 __all__ = ["compute", "core", "plan", "note", "TARGETS", "DEFAULT_TARGET", "using_target",
            "modeled", "assumed", "primitives_of", "modeled_primitives"]
@@ -75,7 +78,13 @@ def _form(ins: Instruction) -> str:
 
 
 def modeled(form: str, target: str) -> bool:
-    return (form, target) in KERNELS
+    """Whether ptxfp computes ``form`` on ``target``: a model of its sequence and primitive,
+    or a GPU's recorded table of it (``recorded``)."""
+    return (form, target) in KERNELS or _table(form, target) is not None
+
+
+def _anywhere(form: str) -> bool:
+    return any(modeled(form, t) for t in TARGETS)
 
 
 def _refuse(form: str, target: str) -> NoModelError:
@@ -83,6 +92,11 @@ def _refuse(form: str, target: str) -> NoModelError:
     if why is None:
         why = "no public model of its SFU primitive" if (form, target) not in SASS \
             else "its sequence is not modeled"
+        on = [t.target for t in _tables() if t.form == form]
+        if on:
+            why += f" (a GPU table of it is loaded for {', '.join(on)})"
+        elif _RECORDABLE.fullmatch(form):
+            why += " (python -m ptxfp.hw --record on a GPU records its table)"
     return NoModelError(f"'{form}' on {target} is not computed by ptxfp: {why}")
 
 
@@ -104,6 +118,9 @@ def note(form: str, target: str | None = None) -> str:
     line from measured.PRIMITIVES ('rcp: measured on sm_75 (ptx-math); assumed on sm_90');
     '<form>: no model on <target>' where ptxfp computes none of them."""
     t = check_target(target)
+    tab = _table(form, t)
+    if tab is not None and (form, t) not in KERNELS:
+        return f"{form}: {tab.provenance()}"
     lines = SASS.get((form, t), ())
     ops = {m.group(1) for s in lines for m in [re.search(r"MUFU\.(\w+)", s)] if m}
     known = sorted(BY_MUFU[o] for o in ops if o in BY_MUFU and o in MUFU)
@@ -130,14 +147,17 @@ def _kernel(name: str) -> Any:
 def plan(ins: Instruction) -> Plan:
     form = _form(ins)
     sp = str(ins)
-    if not any((form, t) in KERNELS for t in TARGETS):
+    if not _anywhere(form):
         raise _refuse(form, _TARGET.get())
 
     def run(ops: list[NDArray[Any]], n: int) -> NDArray[Any]:
         target = _TARGET.get()
         name = KERNELS.get((form, target))
         if name is None:
-            raise _refuse(form, target)
+            tab = _table(form, target)
+            if tab is None:
+                raise _refuse(form, target)
+            return tab(ops[0])
         a = np.ascontiguousarray(ops[0], np.uint32)
         b = np.ascontiguousarray(ops[1], np.uint32) if len(ops) > 1 else a
         out = np.empty(n, np.uint32)
@@ -158,7 +178,7 @@ def core(ins: Instruction) -> Plan:
     """``fn(ops, n)`` of a form on checked 1-D operands, for the target of the context
     (``using_target``); NoModelError for a form ptxfp computes on no target (tanh, the half
     types, .f64), which the interpreter reports at the instruction's position."""
-    if not any((str(ins), t) in KERNELS for t in TARGETS):
+    if not _anywhere(str(ins)):
         raise _refuse(str(ins), _TARGET.get())
     return _core(ins)
 
