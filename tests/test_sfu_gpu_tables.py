@@ -61,7 +61,11 @@ def tables(tmp_path, monkeypatch):
     R.record(StandIn(), tmp_path, [], with_approx=FORMS, f32_sample=64, say=lambda *_: None)
     path = tmp_path / "gpu_approx.npz"
     assert path.exists()
-    return path
+    yield path
+    # tables are only ever added in use; here they go away with the test, so the interpreter's
+    # per-spelling plans made while they were loaded go too
+    from ptxfp.ptx.interp.insns import row
+    row._row_plan.cache_clear()
 
 
 def test_before_a_recording_the_forms_refuse_in_one_line(monkeypatch, tmp_path):

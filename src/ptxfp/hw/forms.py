@@ -1,6 +1,10 @@
 """The forms the harness verifies: every executable row of the instruction table (ptxfp.isa),
 behind one interface: parse, model, widths (all read from the rows and the type table)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from .. import isa
 from ..core import types
 from ..isa.spelling import parse
@@ -17,7 +21,7 @@ def parse_form(spelling):
     return parse(spelling)
 
 
-def model(ins, *operands, sm=None):
+def model(ins: Any, *operands: Any, sm: int | None = None) -> Any:
     """ptxfp's result bits for a form (execute() or convert(), as its family says); the SFU
     forms (``.approx``, ``div.full``) as ``sm_<sm>`` computes them (the GPU the harness runs
     on), the others the same on every target."""
@@ -33,7 +37,7 @@ def all_spellings():
     return isa.all_spellings()
 
 
-def sfu_spellings():
+def sfu_spellings() -> list[str]:
     """Every canonical SFU spelling (``.approx``, ``div.full``): the forms ``--forms sfu``
     verifies on the GPU against the model of its own target."""
     return isa.canonical_spellings("sfu", True)

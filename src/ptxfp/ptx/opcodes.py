@@ -128,7 +128,7 @@ def _rkey(release):
     return tuple(int(x) for x in release.split("."))
 
 
-def opcodes_of(release=None):
+def opcodes_of(release: str | None = None) -> tuple[str, ...]:
     """The instruction names ptxas ``release`` ('13.0'; None: the newest) knows."""
     return tuple(n for n in OPCODES if _known_in(n, release))
 
@@ -172,7 +172,7 @@ def _hidden(spelling):
 
 
 @lru_cache(maxsize=4096)
-def known_opcode(spelling, release=None):
+def known_opcode(spelling: str, release: str | None = None) -> str | None:
     """The table name an instruction spelling starts with (``'tcgen05.alloc'`` for
     ``tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32``), or None when PTX has no such
     instruction (``fmaa.rn.f16``, ``ADD.F16``: names are case-sensitive); ``release``: as ptxas

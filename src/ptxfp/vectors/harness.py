@@ -20,6 +20,10 @@ and for the .f32 operand c of the mixed forms.  Generators are deterministic in 
   forms once per fixed c; packed forms cover every pair once across their two lanes.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import concurrent.futures as _cf
 
 import numpy as np
@@ -33,7 +37,7 @@ def is_cvt(ins):
     return ins.family == "cvt"
 
 
-def is_sfu(ins):
+def is_sfu(ins: Any) -> bool:
     """The SFU forms (``.approx``, ``div.full``): unary but for div; computed per target."""
     return ins.family == "sfu"
 

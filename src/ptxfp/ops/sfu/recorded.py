@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,10 @@ _TABLES: dict[tuple[str, str], Table] | None = None
 def _registry() -> dict[tuple[str, str], Table]:
     global _TABLES
     if _TABLES is None:
-        _TABLES = {}
+        shipped: dict[tuple[str, str], Table] = {}
         for path in sorted(FOLDER.glob("*.npz")):
-            load(path)
+            shipped.update({(t.form, t.target): t for t in _read(path)})
+        _TABLES = shipped            # set once every shipped file has been read: all or none
     return _TABLES
 
 
@@ -107,19 +109,30 @@ def load(path: str | Path) -> list[Table]:
     --record``) on its GPU's target from now on; the tables it held.  A form with a model of
     its own keeps it (a recording never replaces a computed form; ptxfp.hw --replay compares
     them).  FormatError (one line) for a file that is not such a recording."""
+    got = _read(path)
+    _registry().update({(t.form, t.target): t for t in got})
+    return got
+
+
+def _read(path: str | Path) -> list[Table]:
+    """The tables of one recording (``load``'s checks), registering nothing."""
     p = Path(path)
     what = str(p)
     try:
         with np.load(p, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (OSError, ValueError) as e:
-        raise FormatError(f"{what}: not a recording of ptxfp.hw ({e})") from None
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise FormatError(f"{what}: not a recording of ptxfp.hw "
+                          f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+                          ) from None
     if "meta" not in arrays:
         raise FormatError(f"{what}: no 'meta' entry: not a recording of ptxfp.hw --record")
     try:
         meta = json.loads(str(arrays["meta"]))
     except ValueError:
         raise FormatError(f"{what}: its 'meta' entry is not JSON") from None
+    if not isinstance(meta, dict):
+        raise FormatError(f"{what}: its 'meta' entry is not a JSON object")
     if not meta.get("hardware"):
         raise FormatError(f"{what}: a dry run (ptxfp played the GPU), not a GPU's answers")
     target = f"sm_{meta.get('sm')}"
@@ -146,9 +159,7 @@ def load(path: str | Path) -> list[Table]:
                 _lane_table(form, a >> 16, d >> 16, what + " lane 1"))
         else:
             lanes = (_lane_table(form, a, d, what),)
-        t = Table(form, target, lanes, gpu, date, what)
-        got.append(t)
-    _registry().update({(t.form, t.target): t for t in got})
+        got.append(Table(form, target, lanes, gpu, date, what))
     return got
 
 

@@ -9,6 +9,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from ...errors import InterpError, names as _names
+from ...ops.sfu import using_target
 from .. import contract as _contract
 from ..reader import Addr, Reg, Vec, name_errors, range_hint, read
 from .base import WIDTH, _special
@@ -114,9 +115,10 @@ class _Prog:
         named = [self.rename(s) if ctx is None or not ctx.prefix else None
                  for s, ctx in zip(self.statements, self.ctx)]
         self.steps = []
-        for s, r, ctx in zip(self.statements, named, self.ctx):
-            self.cur = ctx                              # read by bra, ret and call
-            self.steps.append(compile(self, r if r is not None else self.rename(s)))
+        with using_target(self.target):                 # a refusal names the run's target
+            for s, r, ctx in zip(self.statements, named, self.ctx):
+                self.cur = ctx                          # read by bra, ret and call
+                self.steps.append(compile(self, r if r is not None else self.rename(s)))
         self.cur = None
         a = max(self.extern_align, 1)
         self.extern_offset = -(-self.shared_static // a) * a   # where extern .shared starts
