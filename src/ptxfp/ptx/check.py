@@ -46,6 +46,7 @@ from ..isa.rows import IMM_F32, IMM_INT, ROUNDING_TOKENS as _RNDS
 from ..isa.arith import (UNDOCUMENTED_BF16_FMA, undocumented_bf16_fma,
                          undocumented_bf16_fma_message)
 from ..isa.rows import for_release, only_targets, operand_class, ptx_kind
+from ..isa.matrix_moves import OPCODES as MOVE_OPCODES, judge as move_judge
 from .mma_check import matrix_opcode, matrix_operand_errors, matrix_verdict
 from ..limits import guarded, paused_gc
 from ..isa.spelling import parse
@@ -71,6 +72,7 @@ RULES = {
     "min-version": "the .version is below what the instruction needs",
     "min-target": "the .target is below what the instruction needs",
     "target-unsupported": "the instruction exists only on some targets (e.g. sm_100a)",
+    "state-space": "a state space the instruction does not take ('State space incorrect')",
     "operand-count": "wrong number of operands",
     "operand-type": "an operand of a register type or immediate kind the form does not take",
     "vector-operand": "a vector operand where none is allowed",
@@ -559,6 +561,14 @@ def spelling_verdict(spelling):
         return _check_minmax(spelling, toks)
     if toks[0] in SFU_OPCODES:
         return _check_sfu(spelling, toks)
+    if toks[0] in MOVE_OPCODES:
+        if _unknown_modifiers(spelling, toks[0]):
+            return Verdict(spelling, None)   # reported as for any instruction: Unknown modifier
+        # ldmatrix/stmatrix/movmatrix: judged per .target/.version (isa/matrix_moves.py), in
+        # _Checker.matrix_move; the interpreter computes them (ldmatrix/stmatrix on .shared)
+        return Verdict(spelling, "matrix-move",
+                       modeled=toks[0] == "movmatrix" or any(t in ("shared", "shared::cta")
+                                                             for t in toks[1:]))
     return _check_parsed(spelling)
 
 
@@ -771,6 +781,9 @@ class _Checker:
                          "modifiers are checked)", "unmodeled")
             self.unmodeled_counts[name] = self.unmodeled_counts.get(name, 0) + 1
             return
+        if v.family == "matrix-move":
+            self.matrix_move(ins, v)
+            return
         if not v.modeled:
             # judged as ptxas judges it (ptx/sfu.py), not computed by ptxfp
             self.unmodeled += 1
@@ -817,6 +830,27 @@ class _Checker:
             self.add("warning", ins.line, ins.col + off,
                      undocumented_bf16_fma_message(str(form), form.lanes == 2),
                      UNDOCUMENTED_BF16_FMA)
+
+    def matrix_move(self, ins, v):
+        """ldmatrix/stmatrix/movmatrix: ptxas' first error for the spelling, its register
+        vectors and the module's .target/.version (isa/matrix_moves.judge)."""
+        toks = ins.opcode_spelling.split(".")
+        if v.modeled:
+            self.modeled += 1
+        else:
+            self.unmodeled += 1
+            self.unmodeled_counts[toks[0]] = self.unmodeled_counts.get(toks[0], 0) + 1
+        vectors = None
+        if self.prog.kind != "spelling":
+            vectors = tuple(len(o.items) if isinstance(o, Vec) and o.brackets == "{}" else None
+                            for o in ins.operands)
+        err = move_judge(toks[0], toks[1:], self.target, self.version, vectors)
+        if err is not None:
+            self.add("error", ins.line, ins.col, err.message, err.rule, err.ptxas)
+        elif not v.modeled:
+            self.add("info", ins.line, ins.col,
+                     f"'{ins.opcode_spelling}' is not computed by ptxfp (a generic address; its "
+                     "spelling and requirements are checked)", "unmodeled")
 
     def operands(self, ins, v):
         op = ins.opcode

@@ -5,7 +5,7 @@ registers), every shape of the PTX ISA manual (9.0, sections 9.7.14.5.15-17):
 =================  ==========  ==============================================  ==========
 form               .num        element types                                   targets
 =================  ==========  ==============================================  ==========
-ldmatrix .m8n8     x1, x2, x4  .b16, .trans optional                           sm_75+
+ldmatrix .m8n8     x1, x2, x4  .b16, .trans optional                           any (2)
 ldmatrix .m16n16   x1, x2      .b8, .b8x16.b6x16_p32, .b8x16.b4x16_p64; .trans  (1)
                                mandatory
 ldmatrix .m8n16    x1, x2, x4  .b8x16.b6x16_p32, .b8x16.b4x16_p64; no .trans    (1)
@@ -15,7 +15,9 @@ stmatrix .m16n8    x1, x2, x4  .b8, .trans mandatory                           (
 
 (1) an arch- or family-specific Blackwell target: sm_100a/f, sm_101a/f, sm_103a/f,
 sm_107a/f, sm_110a/f, sm_120a/f, sm_121a/f (ptxas 13.5 agrees: tests/test_interp_matrix.py).
-The 8-bit forms need PTX ISA 8.6, stmatrix 7.8, ldmatrix 6.5.
+(2) ptxas 13.5 takes ldmatrix .m8n8 (and movmatrix) on every target it knows, sm_60 included.
+The 8-bit forms need PTX ISA 8.6, stmatrix 7.8, ldmatrix 6.5.  The rules, as data, with ptxas'
+messages, are isa/matrix_moves.py's (``check()`` judges these instructions there too).
 
 Every matrix row is 16 bytes of .shared (16-byte aligned) whose address one lane gives: lane
 ``R*i + r`` gives row ``r`` of matrix ``i`` (R = 8 rows a matrix, 16 for .m16n16).  What each
@@ -49,6 +51,7 @@ from functools import lru_cache
 import numpy as np
 
 from ....errors import InterpError
+from ....isa.matrix_moves import NUMS, TYPE_TOKENS, judge
 from ...reader import Addr, Reg, Vec
 from ..base import _bad, _nops, _unsupported
 from ..operands import _dst, _src
@@ -56,7 +59,6 @@ from ..program import _Step
 from ..state import _locate
 from .mem import _address, _space_of
 
-_NUM = {"x1": 1, "x2": 2, "x4": 4}
 _ROW = np.arange(16)
 _SPACES = {"shared", "shared::cta"}
 #: source formats of the decompressing loads: bits an element
@@ -138,83 +140,41 @@ def _layout(op, shape, num, trans, elem, src):
     return _Form(shape, num, trans, elem, src, rows, num * per_mat, where)
 
 
-#: the targets of the 8-bit forms: arch- or family-specific Blackwell (sm_100 and up, a/f)
-_BLACKWELL_SPECIFIC = re.compile(r"sm_(1\d\d)[af]$")
-
-
-def _target_rule(prog, ins, need, version, what):
-    """A one-line error where the module's .target / .version cannot have this form (ptxas
-    rejects it); a snippet without a module has neither and is taken as written."""
-    if prog.function is None:
+def _judge(prog, ins):
+    """ptxas' verdict on the spelling (isa/matrix_moves.py), on the module's .target and
+    .version (a snippet without a module has neither: its spelling alone is judged); its first
+    error is a one-line error, rule 'target' for what the .target/.version lack."""
+    name = ins.opcode
+    target = version = None
+    if prog.function is not None:
+        target = prog.prog.target or None
+        version = tuple(prog.prog.version) if prog.prog.version is not None else None
+    err = judge(name, ins.suffixes, target, version)
+    if err is None:
         return
-    p = prog.prog
-    target = p.target
-    if target:
-        m = re.match(r"sm_(\d+)([af]?)$", target)
-        if m is not None:
-            ok = (_BLACKWELL_SPECIFIC.match(target) is not None if need == "blackwell"
-                  else int(m.group(1)) >= need)
-            if not ok:
-                want = ("an sm_100a/f, sm_103a/f, sm_110a/f, sm_120a/f or sm_121a/f target"
-                        if need == "blackwell" else f".target sm_{need} or higher")
-                raise InterpError(f"'{ins.opcode_spelling}': {what} needs {want}, and the "
-                                  f"module's .target is {target}", ins.line, ins.col,
-                                  rule="target")
-    if p.version is not None and tuple(p.version) < version:
-        raise InterpError(f"'{ins.opcode_spelling}': {what} needs PTX ISA .version "
-                          f"{version[0]}.{version[1]} or later, and the module's is "
-                          f"{p.version[0]}.{p.version[1]}", ins.line, ins.col, rule="target")
+    if err.rule in ("min-target", "min-version", "target-unsupported"):
+        what = (f", and the module's .target is {target}" if err.rule != "min-version" else
+                f", and the module's .version is {version[0]}.{version[1]}")
+        raise InterpError(f"'{ins.opcode_spelling}': {err.message}{what}", ins.line, ins.col,
+                          rule="target")
+    raise _bad(ins, err.message)
 
 
 def _form(prog, ins):
-    """The :class:`_Form` of an ldmatrix / stmatrix spelling, after its rules (module
-    docstring's table); a spelling ptxas rejects is a one-line error.  As for ptxas, the
-    qualifiers may come in any order, the two formats of a decompressing load excepted."""
+    """The :class:`_Form` of an ldmatrix / stmatrix spelling, after ptxas' rules (module
+    docstring's table; isa/matrix_moves.py); a spelling ptxas rejects is a one-line error.  As
+    for ptxas, the qualifiers may come in any order, the two formats of a decompressing load
+    excepted."""
+    _judge(prog, ins)
     name = ins.opcode
-    sfx = list(ins.suffixes)
-    if "sync" not in sfx or "aligned" not in sfx:
-        raise _bad(ins, f"{name} needs .sync.aligned")
-    rest = [x for x in sfx if x not in ("sync", "aligned")]
-    shapes = ("m8n8", "m16n16", "m8n16") if name == "ldmatrix" else ("m8n8", "m16n8")
-    found = [x for x in rest if re.fullmatch(r"m\d+n\d+", x)]
-    if len(found) != 1 or found[0] not in shapes:
-        raise _bad(ins, f"{name} needs one shape of {', '.join('.' + s for s in shapes)}")
-    shape = found[0]
-    nums = [x for x in rest if x in _NUM]
-    if len(nums) != 1:
-        raise _bad(ins, f"{name}.{shape} needs one of .x1, .x2, .x4")
-    num = _NUM[nums[0]]
+    rest = [x for x in ins.suffixes if x not in ("sync", "aligned")]
+    shape = next(x for x in rest if re.fullmatch(r"m\d+n\d+", x))
+    num = next(NUMS[x] for x in rest if x in NUMS)
     trans = "trans" in rest
-    spaces = [x for x in rest if x in _SPACES or x in ("global", "local", "const", "param",
-                                                          "shared::cluster", "generic")]
-    if len(spaces) > 1 or (spaces and spaces[0] not in _SPACES):
-        raise _bad(ins, f"{name} reads .shared (or .shared::cta), not "
-                        f"{', '.join('.' + x for x in spaces)}")
-    types = ".".join(x for x in rest if x not in (shape, nums[0], "trans", *spaces))
-    space = spaces[0] if spaces else None
-    if name == "ldmatrix":
-        legal = {"m8n8": ("b16",), "m16n16": ("b8", "b8x16.b6x16_p32", "b8x16.b4x16_p64"),
-                 "m8n16": ("b8x16.b6x16_p32", "b8x16.b4x16_p64")}[shape]
-    else:
-        legal = {"m8n8": ("b16",), "m16n8": ("b8",)}[shape]
-    if types not in legal:
-        raise _bad(ins, f"{name}.{shape} takes {' or '.join('.' + t for t in legal)}, not "
-                        f"'.{types}'" if types else f"{name}.{shape} needs its type "
-                        f"({' or '.join('.' + t for t in legal)})")
-    if shape in ("m16n16", "m16n8") and not trans:
-        raise _bad(ins, f"{name}.{shape} needs .trans (mandatory for this shape)")
-    if shape == "m8n16" and trans:
-        raise _bad(ins, f"{name}.m8n16 has no .trans")
-    if shape == "m16n16" and num == 4:
-        raise _bad(ins, "ldmatrix.m16n16 takes .x1 or .x2 (not .x4)")
-    if space is None:
+    if not any(x in _SPACES for x in rest):
         raise _unsupported(ins, f"{name} with a generic address is not modeled: write "
                                 f"{name}...shared with a .shared address")
-    if shape == "m8n8":
-        _target_rule(prog, ins, 75 if name == "ldmatrix" else 90,
-                     (6, 5) if name == "ldmatrix" else (7, 8), name)
-    else:
-        _target_rule(prog, ins, "blackwell", (8, 6), f"{name}.{shape}")
+    types = ".".join(x for x in rest if x in TYPE_TOKENS)
     src = types.split(".")[1] if "." in types else None
     return _layout(name, shape, num, trans, 16 if types == "b16" else 8, src)
 
@@ -300,9 +260,7 @@ def _c_stmatrix(prog, ins):
 
 
 def _c_movmatrix(prog, ins):
-    sfx = list(ins.suffixes)
-    if sfx != ["sync", "aligned", "m8n8", "trans", "b16"]:
-        raise _unsupported(ins, "movmatrix is modeled as movmatrix.sync.aligned.m8n8.trans.b16")
+    _judge(prog, ins)
     _nops(ins, 2)
     reads, writes = [], []
     a = _src(prog, ins, ins.operands[1], "b32", reads)
