@@ -854,6 +854,14 @@ def main(argv=None, prog=None):
             if args.emit_ptx:
                 _emit(forms, sm, args.emit_ptx)
             return 0
+        # the options that are quick to check first: building every probe takes a minute
+        c_values = _c_values(args.exhaustive_c)
+        for opt, path in (("--out", args.out), ("--json", args.json)):
+            d = os.path.dirname(os.path.abspath(path)) if path else None
+            if d and not (os.path.isdir(d) and os.access(d, os.W_OK)):
+                raise UsageError(f"{opt} {path}: no writable directory {d}")
+        if args.resume and not (args.exhaustive or args.exhaustive_only):
+            raise UsageError("--resume records exhaustive sweeps: add --exhaustive")
         probes_text = args.probes or ("none" if args.exhaustive_only else "all")
         probe_list = select_probes(probes_text, forms)
         if args.exhaustive_only and not any(exhaustive_eligible(s) for s in forms) \
@@ -861,13 +869,6 @@ def main(argv=None, prog=None):
             raise UsageError("--exhaustive-only: none of the selected forms can be swept")
         if not forms and not probe_list:
             raise UsageError("nothing to run (--forms none and --probes none)")
-        if args.resume and not (args.exhaustive or args.exhaustive_only):
-            raise UsageError("--resume records exhaustive sweeps: add --exhaustive")
-        c_values = _c_values(args.exhaustive_c)
-        for opt, path in (("--out", args.out), ("--json", args.json)):
-            d = os.path.dirname(os.path.abspath(path)) if path else None
-            if d and not (os.path.isdir(d) and os.access(d, os.W_OK)):
-                raise UsageError(f"{opt} {path}: no writable directory {d}")
         runner = get_runner(args.backend, args.device, sm=args.sm)
     except (PtxfpError, HardwareUnavailable) as exc:
         print(f"{name}: {exc}", file=sys.stderr)

@@ -112,7 +112,7 @@ def judge(name: str, tokens: list[str] | tuple[str, ...], target: Optional[str] 
     shape = shapes[0] if len(shapes) == 1 else None
     sm = _sm(target) if target else None
     # 1. what the shape and the instruction need of the target and .version, in ptxas' order
-    if sm is not None and shape in ("m16n16", "m16n8") and not blackwell_specific(target):
+    if sm is not None and shape in ("m16n16", "m16n8") and not blackwell_specific(target or ""):
         return MoveError("target-unsupported",
                          f"Feature '.{shape}' not supported on .target '{target}'",
                          f"{name}.{shape} needs {_BLACKWELL_WORDS}")
@@ -126,7 +126,7 @@ def judge(name: str, tokens: list[str] | tuple[str, ...], target: Optional[str] 
         on = " on 'ldmatrix'" if shape == "m8n16" else ""
         return MoveError("min-version",
                          f"Modifier '.{shape}'{on} requires PTX ISA .version 8.6 or later")
-    if sm is not None and shape == "m8n16" and not blackwell_specific(target) \
+    if sm is not None and shape == "m8n16" and not blackwell_specific(target or "") \
             and target != "sm_90a":
         return MoveError("target-unsupported",
                          f"Feature '.m8n16' not supported on .target '{target}'",
@@ -213,7 +213,7 @@ def judge(name: str, tokens: list[str] | tuple[str, ...], target: Optional[str] 
     if form.trans == "none" and trans:
         return MoveError("illegal-modifier", f"Modifier .trans not allowed for shape '.{shape}'",
                          f"{name}.{shape} has no .trans")
-    if sm is not None and "." in ty and not blackwell_specific(target):
+    if sm is not None and "." in ty and not blackwell_specific(target or ""):
         return MoveError("target-unsupported", "Feature 'ldmatrix with format conversion' not "
                          f"supported on .target '{target}'",
                          f"the .b8x16 loads need {_BLACKWELL_WORDS}")
@@ -238,6 +238,8 @@ def _operands(name: str, form: MoveForm, num: Optional[str],
         return MoveError("operand-count", f"Arguments mismatch for instruction '{name}'",
                          f"{name} takes 2 operands")
     at = 0 if name == "ldmatrix" else 1
+    if num is None:                        # the spelling's own error comes first
+        return None
     want = NUMS[num] * (2 if form.shape == "m16n16" else 1)
     if vectors[at] != want:
         return MoveError("vector-operand", f"Vector of size {want} is expected for argument "
