@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .rows import Operand, Require, Row, only, per_ptx, per_release
+from .rows import Operand, Require, Row, only, per_ptx, per_release, unknown_form
 
 __all__ = ["ROWS", "SECTION", "FAMILY_TARGETS", "RS_TARGETS", "PAIRS", "A_TARGETS",
            "RZ_TARGETS", "SMALL_X2", "UNDEFINED_NUMERICS"]
@@ -82,8 +82,8 @@ FP8_REQUIRES: tuple[Require, ...] = _fp8(_FP8)
 
 def _worded(old: tuple[Require, ...], new: tuple[Require, ...]) -> tuple[Require, ...]:
     """Requirements worded per release: ptxas 13.0's ``old``, 13.5's ``new`` (13.5 names the
-    form, 'cvt.e4m3x2.f32', where 13.0 named its family, 'cvt with .e4m3x2/.e5m2x2'; the
-    releases 13.1-13.4 were not measured and are counted with 13.5)."""
+    form, 'cvt.e4m3x2.f32', where 13.0 named its family, 'cvt with .e4m3x2/.e5m2x2'; so do
+    13.1-13.4: tests/data/ptxas/releases_13x.json)."""
     return tuple(per_release(r, until="13.0") for r in old) + tuple(
         per_release(r, since="13.1") for r in new)
 
@@ -204,6 +204,9 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
     # widening into .bf16x2
     for s in SMALL_X2:
         req, msg = _feature(f"cvt.bf16x2.{s}", (9, 2))
+        # ptxas 13.1 (PTX 9.1) does not have these forms (tools/release_probe.py)
+        req = req + (per_release(unknown_form("Unexpected instruction types specified for "
+                                              "'cvt'"), until="13.1"),)
         row("bf16x2", s, ("rn",), narrow, (), (("a", s),), req, FAMILY_TARGETS, msg)
     # .s2f6x2
     s2 = (_v("cvt with .s2f6x2", (9, 1)),)
@@ -224,7 +227,10 @@ def _rows_9_1(base: list[Row]) -> list[Row]:
         own = (only(r.targets_message, r.targets),) if r.targets and not any(
             "only:" in k for k, _, _ in r.requires) else ()     # (fp6/fp4: worded per release)
         row(d, s, ("rz",), r.modifiers, r.required, [(o.name, o.type) for o in r.operands[1:]],
-            r.requires + own + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4))),
+            r.requires + own + (only(rz_msg, RZ_TARGETS), _v(f"cvt with .{d}.{s}.rz", (9, 4)),
+                                 # ptxas 13.1-13.3 know no .rz here (tools/release_probe.py)
+                                 per_release(unknown_form("Illegal rounding modifier for "
+                                                          "instruction 'cvt'"), until="13.3")),
             targets, rz_msg)
     return rows
 

@@ -89,8 +89,8 @@ CLASSES: dict[str, frozenset[str]] = _classes()
 #: operand classes that changed between ptxas releases: class -> ((first release, what that
 #: release and the later ones take), ...).  ptxas 13.5 takes only .b16/.bf16 registers at a
 #: .bf16 source of the mixed forms (add.f32.bf16 f, h, f), no .u16/.s16 register and no
-#: integer immediate ("Arguments mismatch"; tests/data/ptxas/13.5/operands.jsonl); 13.1-13.4
-#: were not measured and are counted with 13.5
+#: integer immediate ("Arguments mismatch"; tests/data/ptxas/13.5/operands.jsonl); so do
+#: 13.1-13.4 (tests/data/ptxas/releases_13x.json)
 CLASSES_SINCE: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
     "mixed.bf16": (("13.1", CLASSES["bf16"]),),
 }
@@ -152,6 +152,15 @@ def illegal(message: str) -> Require:
     form was added (ptxas 13.0: "Illegal modifier '.kind::mxf4nvf4' for instruction 'mma'
     with type '.ue8m0'")."""
     return ("illegal", 0, message)
+
+
+def unknown_form(message: str) -> Require:
+    """A spelling an older ptxas does not have at all and refuses with ``message`` alone,
+    whatever else the form lacks (with :func:`per_release`: ptxas 13.1 says "Unexpected
+    instruction types specified for 'cvt'" for ``cvt.rn.bf16x2.e4m3x2``, a PTX 9.2 form; 13.1-13.3
+    "Illegal rounding modifier for instruction 'cvt'" for ``.rz`` on the narrowing small-float
+    forms)."""
+    return ("illegal-alone", 0, message)
 
 
 def per_ptx(req: Require, since: tuple[int, int] | None = None,

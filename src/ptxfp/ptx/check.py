@@ -611,6 +611,9 @@ def requirement_messages(verdict, version, target, release=None):
         kind = ptx_kind(kind, version)
         if kind is None:
             continue
+        if kind == "illegal-alone":
+            # a form this release does not know at all: its one message, nothing else
+            return [("illegal-rounding" if "rounding" in msg else "illegal-type", msg)]
         if kind == "illegal":
             # a form this release does not have (it came later): ptxas' message, always
             out.append(("illegal-modifier", msg))

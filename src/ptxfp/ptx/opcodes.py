@@ -92,8 +92,8 @@ _GROUPS = {
     # ptxas says ".sync modifier required for instruction 'elect'", not an unknown name
     "ptxas": "elect match redux",
     # names ptxas 13.5 knows and 13.0 does not (tools/opcode_probe.py against V13.5.37,
-    # tests/data/ptxas/13.5/opcodes.json; the releases 13.1-13.4 were not probed and are
-    # counted with 13.5): :data:`SINCE`
+    # tests/data/ptxas/13.5/opcodes.json; the release that added each: tools/release_probe.py,
+    # tests/data/ptxas/releases_13x.json): :data:`SINCE`
     "ptxas-13.5": "clmad.hi clmad.lo fabric.submit fabric.submit.commit_group "
                   "fabric.try_atom.async fabric.try_get.async fabric.try_get.async.tensor "
                   "fabric.try_pullred.async fabric.try_put.async fabric.try_put.async.tensor "
@@ -121,7 +121,12 @@ OPCODES = tuple(sorted({n for g in _GROUPS.values() for n in g.split()}))
 GROUP = {n: g for g, names in _GROUPS.items() for n in names.split()}
 #: name -> the first ptxas release that knows it, where that is not every release ptxfp
 #: models (13.0's names: every release)
-SINCE = {n: "13.1" for n in _GROUPS["ptxas-13.5"].split()}
+SINCE = {n: "13.1" for n in "multimem.cp.async.bulk multimem.cp.reduce.async.bulk".split()}
+SINCE.update({n: "13.4" for n in "fabric.try_atom.async spdecompress".split()})
+SINCE.update({n: "13.5" for n in "tensormap.query.alloc_class_large trace.mark".split()})
+# the rest from 13.3: clmad.*, fabric.* (but try_atom), mbarrier.check_layout; each release
+# measured (tools/release_probe.py, tests/data/ptxas/releases_13x.json)
+SINCE.update({n: "13.3" for n in _GROUPS["ptxas-13.5"].split() if n not in SINCE})
 
 
 def _rkey(release):
@@ -211,12 +216,16 @@ def suggest(spelling):
 
 #: modifier tokens ptxas 13.5 knows after every name and 13.0 does not (tools/modifier_probe.py
 #: --ptxas 13.5, tests/data/ptxas/13.5/modifiers.json; ptxas 13.0 says "Unknown modifier" for
-#: each): token -> the first release that knows it (13.1-13.4 not probed, counted with 13.5)
-MODIFIERS_SINCE = {t: "13.1" for t in """L1::32B alloc_large alloc_same alloc_small b4 exclusive
-fabric ignore_oob multimem proxy::readonly s2f6x2""".split()}
+#: each): token -> the first release that knows it (each release measured:
+#: tools/release_probe.py, tests/data/ptxas/releases_13x.json)
+MODIFIERS_SINCE = {"s2f6x2": "13.1", "ignore_oob": "13.2", "multimem": "13.3",
+                   "L1::32B": "13.4", "b4": "13.4", "exclusive": "13.4", "fabric": "13.4",
+                   "proxy::readonly": "13.4", "alloc_large": "13.5", "alloc_same": "13.5",
+                   "alloc_small": "13.5"}
 #: (token, name): known after that name from a later release on (13.0: ``applypriority.bulk``
-#: is "Not a name of any known instruction"; 13.5 knows ``applypriority.async.bulk``)
-AFTER_SINCE = {("bulk_group", "applypriority"): "13.1"}
+#: is "Not a name of any known instruction"; 13.5 knows ``applypriority.async.bulk``; 13.0-13.2
+#: cannot parse ``applypriority.bulk_group...``, 13.3 calls the modifier illegal there)
+AFTER_SINCE = {("bulk_group", "applypriority"): "13.3"}
 #: tokens every release knows after every name that the 13.0 probe did not write (none of
 #: its candidates: the 13.5 binary's strings have them); ptxas 13.0 takes each (``bar.ecr;``
 #: draws no "Unknown modifier")

@@ -13,13 +13,30 @@ Where the facts come from:
   sm_50, which the probe's matrix leaves out, by hand with the same statement).  What changed
   between the two: PTX ISA 9.1-9.5, the targets sm_107/sm_107a/sm_107f (from 9.4), and
   ``.target sm_88`` needing 9.0 where 13.0 took it from 7.3.
-* **The other releases are derived**: a release's newest PTX ISA version is the one NVIDIA's
+* **13.1, 13.2, 13.3 and 13.4 are measured** with ptxas V13.1.115, V13.2.86, V13.3.73 and
+  V13.4.92 (the ``nvidia-cuda-nvcc`` wheels; tools/release_probe.py, one small module per
+  13.0 -> 13.5 difference run under all six releases, tests/data/ptxas/releases_13x.json,
+  tests/test_check_releases_13x.py): each takes PTX ISA 9.0 plus one minor version per
+  release (13.1: 9.1 ... 13.4: 9.4, ``--list-version``); sm_88 needs 9.0 from 13.1 on; the
+  sm_107 targets come with 13.4 (from 9.4; 13.3 says "Unsupported .target 'sm_107a'"); the
+  other targets are 13.5's at every one of them.  Where the instruction-level differences
+  changed (the data each names its first release: opcodes ``SINCE``/``MODIFIERS_SINCE``/
+  ``AFTER_SINCE``, :data:`REWORDED`, :data:`UNREAD`, the rows' ``per_release``): 13.1 has
+  the fp8/fp6/fp4 cvt words, the PTX 9.1 forms (mma ``.scale_vec::4X`` with ``.ue8m0``,
+  ``cvt.rn.satfinite.e2m1x2.f16x2`` from 9.1, .s2f6x2, the .bf16x2-to-small forms), the
+  .bf16 operand rule and tcgen05's default scale-vector names; 13.2 the small-to-.bf16x2
+  forms and ``.ignore_oob``; 13.3 ``clmad``/``fabric``/``mbarrier.check_layout``,
+  ``.multimem`` and ``applypriority...bulk_group``; 13.4 ``.rz`` on the narrowing small-float
+  cvt, ``.satfinite``'s new words, ``spdecompress``, ``fabric.try_atom.async`` and
+  ``.fabric``/``.exclusive``/``.L1::32B``/``.proxy::readonly``/``.b4``; 13.5 ``.2pi``,
+  ``trace.mark``, ``tensormap.query.alloc_class_large`` and ``.alloc_*``.
+* **12.0-12.9 are derived**: a release's newest PTX ISA version is the one NVIDIA's
   PTX ISA manual lists for it in its release notes ("PTX release history": PTX ISA 8.0 with
   CUDA 12.0, 8.1 with 12.1, ... 8.5 with 12.5 (and 12.6), 8.6 with 12.7, 8.7 with 12.8, 8.8
   with 12.9, 9.0 with 13.0, 9.1 with 13.1; https://docs.nvidia.com/cuda/parallel-thread-execution/
   #release-notes-ptx-release-history, as NVIDIA's cuda-python ``cuda.bindings.utils`` also
-  tabulates it), continued one minor version per CUDA minor release to 9.5 with 13.5, as
-  measured; a derived release knows the targets of ptxas 13.5 whose lowest .version it has
+  tabulates it), as measured for 13.0-13.5; a derived release knows the targets of ptxas
+  13.5 whose lowest .version it has
   (a target comes with the PTX ISA version that introduces it: sm_120 with 8.7, sm_110 with
   9.0, sm_107 with 9.4), with 13.5's lowest versions.  13.0's own quirk (sm_88 from 7.3) is
   not carried to the releases around it.
@@ -38,7 +55,7 @@ __all__ = ["Release", "RELEASES", "DEFAULT", "release", "release_names", "PTX_OF
            "REWORDED", "reworded", "UNREAD", "unread"]
 
 #: the newest PTX ISA version of each CUDA release (the PTX ISA manual's release notes; 13.0
-#: and 13.5 measured)
+#: to 13.5 measured)
 PTX_OF_CUDA: dict[str, tuple[int, int]] = {
     "12.0": (8, 0), "12.1": (8, 1), "12.2": (8, 2), "12.3": (8, 3), "12.4": (8, 4),
     "12.5": (8, 5), "12.6": (8, 5), "12.7": (8, 6), "12.8": (8, 7), "12.9": (8, 8),
@@ -103,8 +120,11 @@ class Release:
 
     @property
     def source(self) -> str:
-        if self.measured:
+        if self.name in ("13.0", "13.5"):
             return f"measured with ptxas {self.name} (tools/ptxas_probe.py)"
+        if self.measured:
+            return (f"measured with ptxas {self.name} (tools/release_probe.py: its PTX ISA "
+                    "versions, the new targets and each 13.0 -> 13.5 difference)")
         return ("derived: PTX ISA manual release notes (newest PTX ISA version of CUDA "
                 f"{self.name}) and ptxas 13.5's targets")
 
@@ -117,11 +137,19 @@ def _derived(name: str) -> Release:
     return Release(name, cur, {t: v for t, v in TARGETS_13_5.items() if v <= cur}, False)
 
 
+#: the releases 13.1-13.4, measured with ptxas V13.1.115, V13.2.86, V13.3.73, V13.4.92
+#: (tools/release_probe.py, tests/data/ptxas/releases_13x.json): each knows PTX ISA 9.0 plus
+#: one minor version per release, takes sm_88 from 9.0 as 13.5 does, and the sm_107 targets
+#: from 9.4 (13.4; 13.3 says "Unsupported .target 'sm_107a'"): 13.5's targets up to its own
+#: version, as :func:`_derived` gives them
+MEASURED_13X = ("13.1", "13.2", "13.3", "13.4")
+
 #: every release, oldest first
 RELEASES: dict[str, Release] = {
     name: (Release(name, PTX_OF_CUDA[name], TARGETS_13_0, True) if name == "13.0" else
            Release(name, PTX_OF_CUDA[name], TARGETS_13_5, True) if name == "13.5" else
-           _derived(name))
+           Release(name, PTX_OF_CUDA[name], _derived(name).targets, True)
+           if name in MEASURED_13X else _derived(name))
     for name in PTX_OF_CUDA}
 
 #: the release check() decides as unless told otherwise
@@ -130,20 +158,20 @@ DEFAULT = "13.5"
 
 #: ptxas' words that changed between releases, for a spelling both refuse: (the first
 #: release with the new words, the old message as a regular expression, the new one as its
-#: replacement, the new rule).  ptxas 13.5 blames the types of ``add.satfinite.f16`` (it knows
-#: .satfinite on add/sub/mul/fma with other types) where 13.0 called the modifier illegal
-#: (tests/data/ptxas/13.5/spellings.jsonl; 13.1-13.4 not measured, counted with 13.5)
+#: replacement, the new rule).  ptxas 13.4 and 13.5 blame the types of ``add.satfinite.f16``
+#: (they know .satfinite on add/sub/mul/fma with other types) where 13.0-13.3 call the modifier
+#: illegal (tests/data/ptxas/13.5/spellings.jsonl; tests/data/ptxas/releases_13x.json)
 REWORDED: tuple[tuple[str, str, str, str], ...] = (
-    ("13.1", r"Illegal modifier '\.satfinite' for instruction '(add|sub|mul|fma)'",
+    ("13.4", r"Illegal modifier '\.satfinite' for instruction '(add|sub|mul|fma)'",
      r"Unexpected instruction types specified for '\1'", "illegal-type"),
 )
 
 
 #: modifier tokens a release's parser cannot read at all: (the last release that cannot, the
-#: token, ptxas' message).  ptxas 13.0 stops at ``sin.approx.ftz.2pi.f32`` ("Parsing error
-#: near 'pi': syntax error"); 13.5 reads ``.2pi`` (PTX ISA 9.5)
+#: token, ptxas' message).  ptxas 13.0-13.4 stop at ``sin.approx.ftz.2pi.f32`` ("Parsing error
+#: near 'pi': syntax error"); 13.5 reads ``.2pi`` (PTX ISA 9.5; tests/data/ptxas/releases_13x.json)
 UNREAD: tuple[tuple[str, str, str], ...] = (
-    ("13.0", "2pi", "Parsing error near 'pi': syntax error"),
+    ("13.4", "2pi", "Parsing error near 'pi': syntax error"),
 )
 
 
