@@ -499,3 +499,32 @@ def test_exited_threads_do_not_hold_a_barrier():
     r = ptxfp.run(src, grid=2, block=16)
     assert r["v"].tolist()[:10] == list(range(9, -1, -1))
     assert r["v"].tolist()[16:26] == list(range(9, -1, -1))
+
+
+@pytest.mark.parametrize("target", ["sm_75", "sm_90"])
+def test_fast_math_intrinsics_are_ptx_math(target):
+    """nvcc's output for __sinf, __cosf, __log2f, rsqrtf and sqrtf (-prec-sqrt=false):
+    fast_math.cu, one .approx.f32 instruction each; run over the inputs of ptx-math's recorded
+    answers (tests/data/sfu_ptxm_sm75*.npz: every table segment, specials, subnormals), each
+    output equals ptx-math's answer (sm_75's model; the module's own .target is sm_80, the
+    run's target= names the GPU)."""
+    data = pathlib.Path(__file__).resolve().parent / "data"
+    d = dict(np.load(data / "sfu_ptxm_sm75.npz"))
+    d.update(np.load(data / "sfu_ptxm_sm75_sincos.npz"))
+    src = text("fast_math.ptx")
+    entry = "_Z9fast_mathPKfPfS1_S1_S1_S1_i"
+    outputs = ("sin", "cos", "lg2", "rsqrt", "sqrt")          # params 1..5
+    for form in outputs:
+        x = d[f"{form}_x"][::4].astype(np.uint32)             # a quarter: ~23-36 k threads
+        n = x.size
+        m = Mem()
+        ptrs = [m.put(x)] + [m.zeros(n, np.uint32) for _ in outputs]
+        params = {f"{entry}_param_{k}": p for k, p in enumerate(ptrs)}
+        params[f"{entry}_param_6"] = n
+        block = 256
+        r = ptxfp.run(src, params, memory=bytes(m.buf), grid=-(-n // block), block=block,
+                      target=target)
+        got = Mem.get(r[MEMORY_KEY], ptrs[1 + outputs.index(form)], n, np.uint32)
+        want = d[f"{form}_y"][::4].astype(np.uint32)
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, (form, [hex(int(v)) for v in x[bad[:3]]])
