@@ -528,3 +528,24 @@ def test_fast_math_intrinsics_are_ptx_math(target):
         want = d[f"{form}_y"][::4].astype(np.uint32)
         bad = np.flatnonzero(got != want)
         assert bad.size == 0, (form, [hex(int(v)) for v in x[bad[:3]]])
+
+
+def test_syncwarp_rotates_through_shared_memory():
+    """nvcc's __syncwarp (warp_sync.cu: bar.warp.sync -1 and 0x55555555 in the even lanes'
+    branch): a warp publishes, syncs and reads its neighbours' values; the reference is the
+    same rotation written with NumPy."""
+    src = text("warp_sync.ptx")
+    e = "_Z11warp_rotatePKfPfS1_"
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(32).astype(np.float32)
+    m = Mem()
+    px, py, pz = m.put(x), m.zeros(32, np.float32), m.zeros(32, np.float32)
+    r = ptxfp.run(src, {f"{e}_param_0": px, f"{e}_param_1": py, f"{e}_param_2": pz},
+                  memory=bytes(m.buf), grid=1, block=32)
+    y = Mem.get(r[MEMORY_KEY], py, 32, np.float32)
+    z = Mem.get(r[MEMORY_KEY], pz, 32, np.float32)
+    want_y = np.roll(x, -1)
+    want_z = np.zeros(32, np.float32)
+    want_z[0::2] = np.roll(want_y * np.float32(2), -2)[0::2]
+    assert np.array_equal(y, want_y)
+    assert np.array_equal(z, want_z)

@@ -11,10 +11,13 @@ from ..program import _Step
 def _c_bar(prog, ins):
     """bar.sync / bar.cta.sync / barrier.sync(.aligned) a{, b} and bar.arrive / barrier.arrive
     a, b (a: the barrier, 0..15; b: the thread count, default every thread of the block)."""
+    if ins.opcode == "bar" and tuple(ins.suffixes) == ("warp", "sync"):
+        from .warp import _c_bar_warp
+        return _c_bar_warp(prog, ins)
     sfx = set(ins.suffixes) - {"cta", "aligned"}
     if sfx not in ({"sync"}, {"arrive"}) and not (ins.opcode == "barrier" and not sfx):
-        raise _unsupported(ins, "only bar.sync, barrier.sync, bar.arrive and barrier.arrive "
-                                "are modeled")
+        raise _unsupported(ins, "only bar.sync, barrier.sync, bar.arrive, barrier.arrive "
+                                "and bar.warp.sync are modeled")
     arrive = "arrive" in sfx
     ops = ins.operands
     if not 1 <= len(ops) <= 2 or (arrive and len(ops) != 2):

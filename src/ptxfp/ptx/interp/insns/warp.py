@@ -138,6 +138,20 @@ def _c_vote(prog, ins):
     return _Step(ins, run, reads, writes)
 
 
+def _c_bar_warp(prog, ins):
+    """bar.warp.sync membermask (``__syncwarp``): the lanes of the membermask wait for one
+    another.  The scheduler runs a warp's converged lanes together, so here that is the
+    membermask check of the other .sync instructions: every executing lane is in its mask and
+    every live lane the mask names executes it (else one line: diverged lanes)."""
+    _nops(ins, 1)
+    reads = []
+    mmask = _src(prog, ins, ins.operands[0], "b32", reads)
+
+    def run(st):
+        _member_check(st, ins, mmask(st).astype(np.uint64), st.mask)
+    return _Step(ins, run, reads, [])
+
+
 def _c_activemask(prog, ins):
     """activemask.b32 d: the lanes of the thread's warp executing it (together, here: the
     lanes at this instruction in the same group)."""
