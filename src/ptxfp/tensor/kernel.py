@@ -314,7 +314,7 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
                                 orow[j] = _round_out(t, m, F, q, PZ, F32)
                             if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
                                 _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L,
-                                          j0, nt, out_kind)
+                                          j0, nt, out_kind, arow[bt, i, s], bcol[bt, s])
                             continue
                         for j in range(nt):
                             cb = np.int64(orow[j])
@@ -415,16 +415,19 @@ def _make_fdpa(out_kind: int, P: int, W32: bool) -> Any:
                             orow[j] = _round_out(acc[j], np.int64(mx[j]), F, q, PZ, F32)
                         if arow[bt, i, s] or bcol[bt, s, N] or cspecial:
                             _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L, j0,
-                                      nt, out_kind)
+                                      nt, out_kind, arow[bt, i, s], bcol[bt, s])
 
     return fdpa_rows
 
 
 def _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L, j0, nt,
-              out_kind):
+              out_kind, arow_hit, bcol_s):
     """Redo the outputs of a step whose terms hold a NaN or an infinity (MMA-Sim's rule: the
     float64 sum of the products and c; a NaN becomes the canonical NaN).  ``cold``: c's bits
-    as read before the step; ``orow``/``cold`` hold the columns j0 .. j0 + nt."""
+    as read before the step; ``orow``/``cold`` hold the columns j0 .. j0 + nt.  ``arow_hit``:
+    the step's slice of A's row holds one; ``bcol_s[j]``: the step's slice of B's column j
+    does.  A column where neither does has no special product: only its c can be special, so
+    its products are not read; a NaN found ends the scan (the result is NaN whatever follows)."""
     for jj in range(nt):
         j = j0 + jj
         cb = cold[jj]
@@ -436,17 +439,19 @@ def _specials(aval, aspec, bval, bspec, cold, orow, bt, i, k0, L, j0, nt,
         nan = hit and frac != 0
         pinf = hit and frac == 0 and neg == 0
         ninf = hit and frac == 0 and neg == 1
-        for kk in range(L):
+        for kk in range(L if (arow_hit or bcol_s[j]) and not nan else 0):
             k = k0 + kk
             xa = aspec[bt, i, k]
             xb = bspec[bt, k, j]
             if xa == SPEC_NAN or xb == SPEC_NAN:
                 nan = True
                 hit = True
+                break
             elif xa != 0 or xb != 0:
                 hit = True
                 if (xa == 0 and aval[bt, i, k] == 0) or (xb == 0 and bval[bt, k, j] == 0):
                     nan = True                          # inf * 0
+                    break
                 else:
                     na = xa == SPEC_NINF or (xa == 0 and aval[bt, i, k] < 0)
                     nb = xb == SPEC_NINF or (xb == 0 and bval[bt, k, j] < 0)
