@@ -174,6 +174,33 @@ def fpenv_set(typingctx: Any, csr: Any) -> Any:
     return types.int32(csr), codegen
 
 
+@intrinsic
+def prefetch(typingctx: Any, arr: Any, i: Any) -> Any:
+    """Ask the hardware to bring the cache line holding ``arr[i]`` (1-D, contiguous) into the
+    cache ahead of its use (``llvm.prefetch``, a read, kept in every level).  A hint only: it
+    changes no value and never faults, so ``i`` may lie past either end of the array (the
+    address is formed with plain integer arithmetic, never dereferenced)."""
+    if not (isinstance(arr, types.Array) and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        aty = signature.args[0]
+        ary = context.make_array(aty)(context, builder, args[0])
+        i64 = ir.IntType(64)
+        idx = args[1]
+        idx = builder.sext(idx, i64) if idx.type.width < 64 else idx
+        off = builder.mul(idx, ir.Constant(i64, context.get_abi_sizeof(
+            context.get_data_type(aty.dtype))))
+        addr = builder.add(builder.ptrtoint(ary.data, i64), off)
+        i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = builder.module.declare_intrinsic(
+            "llvm.prefetch", [i8p], ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]))
+        builder.call(fn, [builder.inttoptr(addr, i8p), ir.Constant(i32, 0),
+                          ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.none(arr, i), codegen
+
+
 @njit
 def fpenv_enter() -> Any:
     """Put the thread's SSE control register in the default environment; return the old one.

@@ -22,6 +22,7 @@ from numba import njit
 from ..core import nvidia
 from ..core._bitcast import bits_from_f32, f32_from_bits
 from ..core._jit import (MXCSR_DEFAULT, MXCSR_OE_UE, MXCSR_RC, PARALLEL_MIN, X86, fpenv_enter,
+                         prefetch,
                          fpenv_leave, fpenv_set, jit_cached, split)
 from ..core.exact import (HAVE_AVX512FP16, HAVE_F16C, add_odd, add_odd32, decode, decode32, fma32,
                           fma_bf16_wide, half_add, half_fma, half_is_nan, half_min_normal,
@@ -126,13 +127,46 @@ def _finish(a, b, c, mag, sign, is_nan, K, ftz_after_done=False):
     return bits
 
 
+#: The SSE control register's FTZ bit (flush tiny results to zero) and its denormal-operand
+#: and underflow flags: the bf16 mul's plain pass runs with FTZ and reads the flags (kernel32).
+MXCSR_FTZ = 0x8000
+MXCSR_DE_UE = 0x12
+#: bf16 mul_wide's constants: binary32's smallest normal, and the binary64 addend whose last
+#: place is bf16's subnormal step 2**-133.
+_F32_MIN_NORMAL = 2.0 ** -126
+_BF16_SUB_GRID = 1.5 * 2.0 ** -81
+
+
+@njit(inline="always")
+def mul_wide(a, b, K):
+    """One lane of the bf16 mul (.rn) in binary64, right on any input (kernel32 runs it on
+    the blocks whose plain binary32 pass raised the underflow or denormal-operand flag).
+    The exact binary64 product p is converted to binary32 as it is where |p| >= 2**-126
+    (binary32's rounding of it, then bf16's, as the plain pass does), and below that it is
+    first rounded onto bf16's subnormal grid (multiples of 2**-133, nearest even: the
+    binary64 sum |p| + 1.5 * 2**-81 has that last place), which binary32 holds exactly; the
+    sign is p's, zeros included.  Only exact conversions produce subnormal binary32 values:
+    an inexact one, like a binary32 multiply that underflows, costs this Intel core a
+    microcode assist per vector.  The result is read on its bits (round_pack32)."""
+    (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+     relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
+    p = np.float64(decode32(a, AE, AM, False)) * np.float64(decode32(b, AE, AM, False))
+    ap = abs(p)
+    q = (ap + _BF16_SUB_GRID) - _BF16_SUB_GRID if ap < _F32_MIN_NORMAL else ap
+    v = np.float32(np.copysign(q, p))
+    mag, sign, is_nan = round_pack32(v, AE, mode, TINY_AFTER, True)
+    return _finish(a, b, a, mag, sign, is_nan, K)
+
+
 def _make_lane32():
     """The fast lane: ``lane`` computed at binary32 where that is provably the same single
     rounding (docs/semantics.md, "Fast lane"; used for the forms ``fast_ok`` admits).
 
-    - mixed .f32 forms: the result is one IEEE binary32 add/sub/fma of exact binary32 operands,
+    - mixed .f32 forms: the result is one IEEE binary32 add/sub of exact binary32 operands,
       so the hardware operation, run with the FP environment's rounding control set to the
-      form's mode (``_jit.fpenv_set``), is the correctly rounded result;
+      form's mode (``_jit.fpenv_set``), is the correctly rounded result; the fma is the exact
+      binary64 product plus c, rounded to binary64 and then to binary32 in that mode, which
+      is the same single rounding (see the lane);
     - f16 and bf16 add/sub/mul (.rn only): the binary32 result rounded to nearest again is the
       correctly rounded one (products are exact; a sum of two p-bit numbers rounded first to
       24 >= 2p + 2 bits rounds to nearest innocuously, Figueroa 1995);
@@ -153,7 +187,21 @@ def _make_lane32():
             x = decode32(a, AE, AM, False)
             z = decode32(c, CE, CM, False)
             if OP == OP_FMA:
-                v = fma32(x, decode32(b, AE, AM, False), z)
+                # In binary64, never binary32's fma: a subnormal binary32 operand or result
+                # costs this Intel core a microcode assist per vector (the hard mix ran at 0.2x
+                # to 0.3x the roofline), and binary64 sees none (conversions run at full
+                # speed).  The product p of two f16/bf16 values is exact in binary64 (at most
+                # 22 bits).  The sum s = p + c is rounded twice, in the form's mode (CSR):
+                # to binary64, then to binary32.  In a directed mode that is the exact sum's
+                # rounding (directed roundings onto nested grids compose).  To nearest, s is
+                # inexact only when the span of the two terms' bits exceeds 53, so the smaller
+                # term is below 2**-29 of the larger (it has at most 24 bits); the larger is a
+                # binary32 value, or a p below binary32's normal range and then the span is at
+                # most 16 + 23 bits; s is then closer to the larger term than a quarter of its
+                # binary32 ulp, never a binary32 midpoint, and the second rounding is the
+                # exact sum's.  (tests/test_assist_free.py)
+                p = np.float64(x) * np.float64(decode32(b, AE, AM, False))
+                v = np.float32(p + np.float64(z))
             elif OP == OP_ADD:
                 v = x + z
             else:
@@ -177,7 +225,7 @@ def _make_lane32():
                 v = x + y
             else:
                 v = x - y
-            mag, sign, is_nan = round_pack32(v, AE, mode, flush)
+            mag, sign, is_nan = round_pack32(v, AE, mode, flush, OP == OP_MUL and AE == 8)
             if ftz and tininess == TINY_AFTER and AE == 5:
                 # .ftz, tininess after rounding (nvidia.finish tests the rounded bits): read
                 # off the binary32 value instead, the same test for f16's nearest-even
@@ -244,11 +292,42 @@ MXCSR_WIDE = MXCSR_DEFAULT | (MXCSR_RC[RZ] << 13)
 WIDE_CHUNK = 256
 
 
+#: Software prefetch in the fast lane's kernels (docs/performance.md, issue 30): the loops run
+#: by chunks of PF_CHUNK lanes, and before each chunk ask for the operands PF_AHEAD lanes
+#: further on.  On arrays beyond the last-level cache the hardware's own prefetchers left the
+#: bf16 fma loop at 2.1 G lanes/s where it computes 3.3 in cache; asked ahead, it runs at the
+#: memory's pace.  Chunks of 256 16-bit lanes are 8 cache lines of each operand.
+PF_CHUNK = 256
+PF_AHEAD = 2048
+PREFETCH = os.environ.get("PTXFP_NO_PREFETCH", "") in ("", "0")
+
+
 @njit(inline="always")
-def wide_run(a, b, c, o, K, v):
+def ahead(a, b, c, s, n, K):
+    """Prefetch the lanes ``[s, s + n)`` of the operands that the form of ``K`` reads,
+    PF_AHEAD lanes on (a hint: past the end of an array it does nothing)."""
+    (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+     relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
+    # a and b hold 16-bit lanes (32 to a 64-byte line), c too or binary32 (MIXED); the steps
+    # are constants: one computed from the arrays' itemsize halved the loops' speed
+    q = s + PF_AHEAD
+    for j in range(q, q + n, 32):
+        prefetch(a, j)
+        if not (MIXED and OP != OP_FMA):        # add.f32.f16 d, a, c reads no b
+            prefetch(b, j)
+        if OP == OP_FMA and not MIXED:          # add d, a, b reads no c
+            prefetch(c, j)
+    if MIXED:
+        for j in range(q, q + n, 16):
+            prefetch(c, j)
+
+
+@njit(inline="always")
+def wide_run(a, b, c, o, K, v, pf=False):
     """bf16 fma on the wide lane, right on any input (docs/semantics.md, "Fast lane"):
     ``o[i]`` for the bf16 lanes ``a[i], b[i], c[i]`` of the form ``K``, by chunks of
-    ``v.size`` lanes, two loops a chunk: the first writes arith.fma_bf16_wide's binary32 bits
+    ``v.size`` lanes (``pf``: each asking for the operands of a later one first, ``ahead``), two
+    loops a chunk: the first writes arith.fma_bf16_wide's binary32 bits
     to ``v``, the second rounds them to bf16 and applies NVIDIA's rules (one loop with both
     ran 0.92x as fast).  The FP environment must be ``MXCSR_WIDE``.  bf16 fma has no .ftz, so
     the operands are the bits' values."""
@@ -261,6 +340,8 @@ def wide_run(a, b, c, o, K, v):
         cb = c[s:s + n]
         ob = o[s:s + n]
         vb = v[:n]
+        if pf:
+            ahead(ab, bb, cb, 0, n, K)
         for i in range(n):
             vb[i] = bits_from_f32(fma_bf16_wide(ab[i], bb[i], cb[i], mode == RM))
         for i in range(n):
@@ -357,15 +438,25 @@ def _build(spec):
     return jit_cached(kernel, spec, nogil=True)
 
 
-def _build32(spec, half=None):
+def _build32(spec, half=None, pf=None):
     """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold).  ``half``: use
     lane16 for the .rn f16 forms (default: where the machine has AVX512-FP16; False for the
-    binary32 lane, as on a machine without it)."""
+    binary32 lane, as on a machine without it).  ``pf``: prefetch (``ahead``; default
+    ``PREFETCH``)."""
     K = tuple(lane_consts(spec))     # by position: see _build
     MIXED = spec.c_fmt != spec.lane_fmt
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
     CSR = MXCSR_DEFAULT | (MXCSR_RC[spec.mode] << 13 if MIXED else 0)
     BLOCKS = spec.op == OP_FMA and not MIXED and spec.lane_fmt == BF16.code
+    # the bf16 mul by blocks too: the plain pass with FTZ set (an inexact underflow then costs
+    # no microcode assist), exact unless the underflow flag rose; a block that raised it, or
+    # the denormal-operand flag (subnormal factors cost assists when they are many), runs on
+    # mul_wide in the default environment
+    MUL_BLOCKS = spec.op == OP_MUL and not MIXED and spec.lane_fmt == BF16.code
+    if MUL_BLOCKS:
+        CSR |= MXCSR_FTZ
+    FLAGS = MXCSR_DE_UE if MUL_BLOCKS else MXCSR_OE_UE
+    WIDE_CSR = MXCSR_DEFAULT if MUL_BLOCKS else MXCSR_WIDE
     # bf16 fma's blocks: each costs two loads of the SSE control register, which on this
     # Intel core (Sapphire Rapids) held normal values 20% to 30% below 4,096-lane blocks'
     # rate at 1,024 (docs/performance.md, issue 30)
@@ -379,6 +470,9 @@ def _build32(spec, half=None):
             and spec.lane_fmt == F16.code and spec.mode == RN)
     HALF_CHECK = (HALF and spec.ftz and spec.tininess != TINY_AFTER
                   and spec.op in (OP_MUL, OP_FMA))
+    # the mixed forms keep up with the memory without it (by chunks they ran 0.95x)
+    PF = (PREFETCH if pf is None else pf) and not MIXED
+    CH = PF_CHUNK
 
     def kernel32(a, b, c, out, start, stop):
         a = a[start:stop]
@@ -387,6 +481,8 @@ def _build32(spec, half=None):
         o = out[start:stop]
         env = fpenv_set(np.int32(CSR))
         if HALF and not HALF_CHECK:
+            # no prefetch: this loop keeps up with the memory as it is (0.9x to 1.0x the
+            # roofline) and by chunks it ran 5% to 8% slower
             for i in range(o.size):
                 o[i] = lane16(a[i], b[i], c[i], K)[0]
         elif HALF_CHECK:
@@ -396,6 +492,8 @@ def _build32(spec, half=None):
                 bb = b[s:s + n]
                 cb = c[s:s + n]
                 ob = o[s:s + n]
+                if PF:
+                    ahead(ab, bb, cb, 0, n, K)
                 edge = False
                 for i in range(n):
                     bits, at_min = lane16(ab[i], bb[i], cb[i], K)
@@ -404,9 +502,19 @@ def _build32(spec, half=None):
                 if edge:
                     for i in range(n):
                         ob[i] = lane32(ab[i], bb[i], cb[i], K)
-        elif not BLOCKS:
+        elif not (BLOCKS or MUL_BLOCKS) and not PF:
             for i in range(o.size):
                 o[i] = lane32(a[i], b[i], c[i], K)
+        elif not (BLOCKS or MUL_BLOCKS):
+            for s in range(0, o.size, CH):
+                n = min(CH, o.size - s)
+                ab = a[s:s + n]
+                bb = b[s:s + n]
+                cb = c[s:s + n]
+                ob = o[s:s + n]
+                ahead(ab, bb, cb, 0, n, K)
+                for i in range(n):
+                    ob[i] = lane32(ab[i], bb[i], cb[i], K)
         else:
             # bf16 fma, by blocks of BLOCK lanes.  The plain binary32 pass is exact unless a
             # product is tiny and inexact or overflows, or a sum overflows; exactly those raise
@@ -431,9 +539,20 @@ def _build32(spec, half=None):
                 redo = run_left > 0
                 if not redo:
                     fpenv_set(np.int32(CSR))              # clears the flags
-                    for i in range(n):
-                        ob[i] = lane32(ab[i], bb[i], cb[i], K)
-                    if fpenv_set(np.int32(CSR)) & MXCSR_OE_UE:
+                    if not PF:
+                        for i in range(n):
+                            ob[i] = lane32(ab[i], bb[i], cb[i], K)
+                    else:
+                        for u in range(0, n, CH):
+                            m = min(CH, n - u)
+                            ab2 = ab[u:u + m]
+                            bb2 = bb[u:u + m]
+                            cb2 = cb[u:u + m]
+                            ob2 = ob[u:u + m]
+                            ahead(ab2, bb2, cb2, 0, m, K)
+                            for i in range(m):
+                                ob2[i] = lane32(ab2[i], bb2[i], cb2[i], K)
+                    if fpenv_set(np.int32(CSR)) & FLAGS:
                         redo = True
                         run_left = run_len + 1
                         run_len = min(2 * run_len + 1, WIDE_RUN_MAX)
@@ -441,11 +560,23 @@ def _build32(spec, half=None):
                         run_len = WIDE_RUN
                 if redo:
                     run_left -= 1
-                    fpenv_set(np.int32(MXCSR_WIDE))
-                    wide_run(ab, bb, cb, ob, K, v)
+                    fpenv_set(np.int32(WIDE_CSR))
+                    if MUL_BLOCKS:
+                        for u in range(0, n, CH):
+                            m = min(CH, n - u)
+                            ab2 = ab[u:u + m]
+                            bb2 = bb[u:u + m]
+                            ob2 = ob[u:u + m]
+                            if PF:
+                                ahead(ab2, bb2, bb2, 0, m, K)
+                            for i in range(m):
+                                ob2[i] = mul_wide(ab2[i], bb2[i], K)
+                    else:
+                        wide_run(ab, bb, cb, ob, K, v, PF)
         fpenv_leave(env)
 
-    return jit_cached(kernel32, ("lane32", spec) + (("half",) if HALF else ()), nogil=True)
+    return jit_cached(kernel32, ("lane32", spec) + (("half",) if HALF else ())
+                      + (("pf", PF_CHUNK, PF_AHEAD) if PF else ()), nogil=True)
 
 
 _kernels = {}
@@ -494,6 +625,8 @@ def as_f16_kernel(key):
     NAN_BITS = key.nan_bits
     CHUNK = AS_F16_CHUNK
     P, WIDTH, ONE = F16.precision, F16.width, F16.one
+    PF = PREFETCH
+    PF_K = (OP_FMA, False) + (0,) * 21          # ahead's reading: an fma of three 16-bit lanes
 
     def as_f16(a, b, c, out, start, stop):
         a = a[start:stop]
@@ -510,9 +643,22 @@ def as_f16_kernel(key):
             ob = o[s:s + n]
             vb = v[:n]
             fpenv_set(np.int32(CSR))
-            for i in range(n):
-                vb[i] = fma32(decode32(ab[i], 5, 10, False), decode32(bb[i], 5, 10, False),
-                              decode32(cb[i], 5, 10, False))
+            if not PF:
+                for i in range(n):
+                    vb[i] = fma32(decode32(ab[i], 5, 10, False), decode32(bb[i], 5, 10, False),
+                                  decode32(cb[i], 5, 10, False))
+            else:
+                for u in range(0, n, PF_CHUNK):
+                    m = min(PF_CHUNK, n - u)
+                    ab2 = ab[u:u + m]
+                    bb2 = bb[u:u + m]
+                    cb2 = cb[u:u + m]
+                    vb2 = vb[u:u + m]
+                    ahead(ab2, bb2, cb2, 0, m, PF_K)
+                    for i in range(m):
+                        vb2[i] = fma32(decode32(ab2[i], 5, 10, False),
+                                       decode32(bb2[i], 5, 10, False),
+                                       decode32(cb2[i], 5, 10, False))
             fpenv_set(np.int32(MXCSR_DEFAULT))
             for i in range(n):
                 mag, sign, is_nan = round_pack32(vb[i], 5, RN, TINY_AFTER)
@@ -523,7 +669,7 @@ def as_f16_kernel(key):
     with _lock:
         k = _kernels.get(key)
         if k is None:
-            k = _kernels[key] = jit_cached(as_f16, ("as_f16", key), nogil=True)
+            k = _kernels[key] = jit_cached(as_f16, ("as_f16", key, PF), nogil=True)
             _parallel_min[key] = PARALLEL_MIN_FAST
     return k
 
