@@ -187,3 +187,82 @@ def test_bf16_mul_wide_on_every_lane():
     run(a, b, got)
     exp = oracle.compute_array("mul.rn.bf16", a, b)
     assert np.count_nonzero(got != exp) == 0
+
+
+# --- the .f32 forms' fast route (ops/f32.py): the hardware's binary32 operation by blocks,
+# and ``f32.lane_wide`` (binary64, nothing underflows) on the blocks to redo
+
+
+def _f32_operands(rng, n, op):
+    """Bits of binary32 operands: uniform patterns, exponent fields near the bottom (subnormal
+    and tiny products and sums, results at 2**-126 in every mode), near the top, specials."""
+    def bits(fields):
+        fields = np.clip(fields, 0, 255)
+        return ((rng.integers(0, 2, fields.size) << 31) | (fields << 23)
+                | rng.integers(0, 1 << 23, fields.size)).astype(np.uint32)
+    k = n // 4
+    cols = []
+    for _ in range(3):
+        cols.append(np.concatenate([
+            rng.integers(0, 1 << 32, k, dtype=np.uint64).astype(np.uint32),
+            bits(rng.integers(0, 8, k)),                         # subnormal and just above
+            bits(63 + rng.integers(-4, 5, k)),                   # products near 2**-126
+            bits(rng.choice([0, 1, 127, 250, 254, 255], k))]))
+    if op != "fma":          # sums landing near 2**-126: b = -a nudged
+        cols[1][k:2 * k] = cols[0][k:2 * k] ^ np.uint32(0x80000000)
+        cols[1][k:2 * k] += rng.integers(-3, 4, k).astype(np.uint32)
+    # products within a few units of 2**-126 at 2**-150's scale, where the tininess readings
+    # part: (just below 1) * (2**-126 and a few ulps up), c zero or a few subnormal steps
+    m = 600
+    edge_a = (0x3F7FFFFF - rng.integers(0, 4, m)) | (rng.integers(0, 2, m) << 31)
+    edge_b = 0x00800000 + rng.integers(0, 4, m)
+    edge_c = np.where(rng.integers(0, 2, m) == 1, 0, rng.integers(0, 3, m)
+                      | (rng.integers(0, 2, m) << 31))
+    for col, extra in zip(cols, (edge_a, edge_b, edge_c)):
+        col[-m:] = extra.astype(np.uint32)
+    return cols
+
+
+F32_SPELLINGS = [f"{op}.{m}{f}{s}.f32" for op in ("add", "sub", "mul", "fma")
+                 for m in MODES for f in ("", ".ftz") for s in ("", ".sat")]
+
+
+@needs_fast
+@pytest.mark.parametrize("tininess", ["after_rounding_unbounded", "after_rounding"])
+@pytest.mark.parametrize("spelling", F32_SPELLINGS)
+def test_f32_lane_wide_on_every_lane(spelling, tininess):
+    """f32.lane_wide alone on every lane (the plain pass decides nothing here), under the two
+    .ftz tininess readings it computes; and execute, whose blocks mix both routes."""
+    from ptxfp import policy
+    from ptxfp.ops import f32
+    from ptxfp.ops.arith import kernel_spec
+    from ptxfp.core._jit import fpenv_set
+
+    if ".ftz" not in spelling and tininess != "after_rounding_unbounded":
+        pytest.skip("the reading matters for .ftz only")
+    op = spelling.split(".")[0]
+    a, b, c = _f32_operands(np.random.default_rng(zlib.crc32(spelling.encode())), 4_000, op)
+    ops = (a, b, c) if op == "fma" else (a, b)
+    with policy.using(ftz_tininess=tininess):
+        spec = kernel_spec(_form(spelling).ins, policy.current())
+        OP, MODE, FTZ, TINY = spec.op, spec.mode, spec.ftz, spec.tininess
+        SAT, SAT_MZ, NAN_BITS = spec.sat, spec.sat_mz, spec.nan_bits
+        CSR = 0x1F80 | (kernels.MXCSR_RC[MODE] << 13)
+        lane_wide = f32.lane_wide
+
+        @njit
+        def run(a, b, c, o):
+            env = fpenv_set(np.int32(CSR))
+            for i in range(o.size):
+                o[i] = lane_wide(a[i], b[i], c[i], OP, MODE, FTZ, TINY, SAT, SAT_MZ, NAN_BITS)
+            fpenv_set(env)
+
+        wide = np.empty(a.size, np.uint32)
+        run(a, b, c, wide)
+        got = ptxfp.execute(spelling, *ops)
+        exp = oracle.compute_array(spelling, *ops)
+    for name, res in (("lane_wide", wide), ("execute", got)):
+        bad = np.nonzero(res != exp)[0]
+        assert bad.size == 0, (f"{name}: {bad.size} of {a.size} differ; first "
+                               + ", ".join(hex(int(x[bad[0]])) for x in ops)
+                               + f": {int(res[bad[0]]):#x}, MPFR {int(exp[bad[0]]):#x}")
