@@ -115,6 +115,8 @@ def operands(ins, n, rng):
     for fmt in ins.operand_formats:
         if fmt in ("f16x2", "bf16x2"):
             ops.append(ptxfp.to_bits(rng.standard_normal((n, 2)), fmt).astype(np.uint32))
+        elif fmt == "f32x2":                # two binary32 lanes, lane 0 in the low half
+            ops.append(rng.standard_normal(2 * n).astype(np.float32).view(np.uint64))
         else:
             dt = np.uint32 if fmt == "f32" else np.uint16
             ops.append(np.asarray(ptxfp.to_bits(rng.standard_normal(n), fmt)).astype(dt))
@@ -268,14 +270,13 @@ def dist_operands(ins, n, rng, dist):
     for fmt in ins.operand_formats:
         base = fmt[:-2] if fmt.endswith("x2") else fmt
         k = 2 if fmt.endswith("x2") else 1
-        if dist == "uniform":
-            W = _LAYOUT[base][2] * k
-            x = rng.integers(0, 1 << W, n, dtype=np.uint64).astype(
-                np.uint32 if W == 32 else np.uint16)
+        W = _LAYOUT[base][2]
+        word = {16: np.uint16, 32: np.uint32, 64: np.uint64}[W * k]
+        if dist == "uniform":               # the lanes' bits, packed words as their lanes
+            x = rng.integers(0, 1 << W, n * k, dtype=np.uint64).astype(
+                np.uint32 if W == 32 else np.uint16).view(word)
         else:
-            x = hard_bits(base, n * k, rng)
-            if k == 2:
-                x = x.view(np.uint32)
+            x = hard_bits(base, n * k, rng).view(word)
         ops.append(x)
     return ops
 
@@ -339,9 +340,11 @@ def torch_peer(ins, ops):
         import torch
     except ImportError:
         return None
-    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
     def t16(x, fmt):
+        if fmt == "f32":                   # f32 and f32x2 words as their binary32 lanes
+            return torch.from_numpy(np.ascontiguousarray(x).view(np.float32))
         return torch.from_numpy(np.ascontiguousarray(x).view(np.int16)).view(tdt[fmt])
     lane_fmt = ins.lane_format
     if ins.mixed:

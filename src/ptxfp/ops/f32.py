@@ -32,8 +32,8 @@ microcode assist) and, for .ftz, DAZ (subnormal inputs read as zeros of their si
 reads them).  It is right unless the underflow flag rose (a result was flushed: it is redone)
 or, for .ftz, a result came out at 2**-126 (the tininess readings differ there only); mul and
 fma redo a block that raised the denormal-operand flag too (subnormal factors cost assists when
-they are many).  A block to redo, and the 15 after it (31, 63, ... while it recurs, as the bf16
-fma's blocks), runs ``lane_wide`` (binary64, no operation that underflows, see there), or
+they are many).  A block to redo, and a run of blocks after it (mul/fma: 15, add/sub: none,
+doubling while the flags recur, as the bf16 fma's blocks), runs ``lane_wide`` (binary64, no operation that underflows, see there), or
 ``lane`` (the float64 route above) for .ftz under the before-rounding tininess reading.
 """
 
@@ -219,6 +219,11 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
     FLAGS = _UE | (_DE if OP in (OP_MUL, OP_FMA) and not FTZ else 0)
     BLOCK, CH, AHEAD, PF = _BLOCK, PF_CHUNK, PF_AHEAD, PREFETCH
     USE_C = OP == OP_FMA
+    # the run of blocks redone after a flagged one starts at 15 for mul/fma (a quarter of the
+    # products of random bits underflow: every block flags) and at 0 for add/sub (a tiny sum
+    # needs two tiny operands: about 6% of blocks of random bits flag, and runs of 15 after
+    # each took half of such an array to lane_wide); it doubles (2r + 1) while flags recur
+    RUN0 = _RUN if OP in (OP_MUL, OP_FMA) else 0
 
     def kernel(a, b, c, out, start, stop):  # type: ignore[no-untyped-def]
         a = a[start:stop]
@@ -227,7 +232,7 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
         o = out[start:stop]
         env = fpenv_set(np.int32(CSR_HW))
         run_left = 0
-        run_len = _RUN
+        run_len = RUN0
         for s0 in range(0, o.size, BLOCK):
             n = min(BLOCK, o.size - s0)
             ab = a[s0:s0 + n]
@@ -259,7 +264,7 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
                     run_left = run_len + 1
                     run_len = min(2 * run_len + 1, _RUN_MAX)
                 else:
-                    run_len = _RUN
+                    run_len = RUN0
             if redo:
                 run_left -= 1
                 if FTZ and TINY == TINY_BEFORE:
