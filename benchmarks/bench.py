@@ -356,7 +356,7 @@ def torch_peer(ins, ops):
                 "addcmul(c, a.float(), b.float())"
         return (lambda: torch.add(a.float(), c)), "add(a.float(), c)"
     ts = [t16(x, lane_fmt) for x in ops]
-    if ins.opcode == "fma":
+    if ins.opcode in ("fma", "mad"):
         a, b, c = ts
         return (lambda: torch.addcmul(c, a, b)), f"addcmul ({lane_fmt})"
     a, b = ts
