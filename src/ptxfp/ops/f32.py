@@ -106,7 +106,7 @@ _RUN_MAX = 255
 @njit(inline="always")
 def _bits_out(v, sat, sat_mz, nan_bits):  # type: ignore[no-untyped-def]
     """A binary32 result (read on its bits: it may be subnormal) through nvidia.finish."""
-    vb = bits_from_f32(v)
+    vb: int = bits_from_f32(v)  # type: ignore[call-arg]
     mag = vb & 0x7FFFFFFF
     return nvidia.finish(mag, (vb >> 31) & 1, mag > 0x7F800000, _P, _WIDTH, _ONE, False, sat,
                          False, sat_mz, False, nan_bits), mag
@@ -121,7 +121,7 @@ def lane_hw(a, b, c, OP, sat, sat_mz, nan_bits):  # type: ignore[no-untyped-def]
     if OP == OP_MUL:
         v = x * y
     elif OP == OP_FMA:
-        v = fma32(x, y, decode32(c, 8, 23, False))
+        v = fma32(x, y, decode32(c, 8, 23, False))  # type: ignore[call-arg]
     elif OP == OP_ADD:
         v = x + y
     else:
@@ -167,10 +167,10 @@ def lane_wide(a, b, c, OP, mode, ftz, tininess, sat, sat_mz,  # type: ignore[no-
     w = s if mode == RM or mode == RP else abs(s)
     q = np.copysign((w + _SUB_GRID) - _SUB_GRID, s) if abs(s) < _MIN_NORMAL else s
     v = np.float32(q)
-    vb = bits_from_f32(v)
+    vb: int = bits_from_f32(v)  # type: ignore[call-arg]
     mag = vb & 0x7FFFFFFF
     if ftz and tininess == TINY_UNBOUNDED:
-        t = s * _TWO64 if abs(s) >= _HALF_MIN_NORMAL else _TWO_M64
+        t = s * _TWO64 if _HALF_MIN_NORMAL <= abs(s) < _MIN_NORMAL else _TWO_M64
         tiny = abs(s) < _MIN_NORMAL and (abs(s) < _HALF_MIN_NORMAL
                                          or abs(np.float32(t)) < _MIN_NORMAL_SCALED)
         mag = 0 if tiny else mag
@@ -230,7 +230,7 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
         b = b[start:stop]
         c = c[start:stop]
         o = out[start:stop]
-        env = fpenv_set(np.int32(CSR_HW))
+        env: int = fpenv_set(np.int32(CSR_HW))  # type: ignore[call-arg]
         run_left = 0
         run_len = RUN0
         for s0 in range(0, o.size, BLOCK):
@@ -277,7 +277,7 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
                     for i in range(n):
                         ob[i] = lane_wide(ab[i], bb[i], cb[i], OP, MODE, FTZ, TINY, SAT,
                                           SAT_MZ, NAN_BITS)
-        fpenv_leave(env)  # type: ignore[call-arg]
+        fpenv_leave(env)
 
     return jit_cached(kernel, ("f32-fast",) + key + (PF,), nogil=True)
 
