@@ -23,7 +23,8 @@ import pytest
 import oracle
 import ptxfp
 from numba import njit
-from ptxfp.ops import kernels
+from ptxfp.core._jit import fpenv_set
+from ptxfp.ops import f32, kernels
 from ptxfp.ops.arith import _form
 
 needs_fast = pytest.mark.skipif(not (kernels.X86 and kernels.HAVE_F16C),
@@ -223,6 +224,16 @@ def _f32_operands(rng, n, op):
     return cols
 
 
+@njit
+def _run_f32_wide(a, b, c, o, OP, MODE, FTZ, TINY, SAT, SAT_MZ, NAN_BITS, CSR):
+    """f32.lane_wide on every lane, the form's constants as arguments (one compilation for
+    every spelling), under the control register CSR."""
+    env = fpenv_set(np.int32(CSR))
+    for i in range(o.size):
+        o[i] = f32.lane_wide(a[i], b[i], c[i], OP, MODE, FTZ, TINY, SAT, SAT_MZ, NAN_BITS)
+    fpenv_set(env)
+
+
 F32_SPELLINGS = [f"{op}.{m}{f}{s}.f32" for op in ("add", "sub", "mul", "fma")
                  for m in MODES for f in ("", ".ftz") for s in ("", ".sat")]
 
@@ -234,9 +245,7 @@ def test_f32_lane_wide_on_every_lane(spelling, tininess):
     """f32.lane_wide alone on every lane (the plain pass decides nothing here), under the two
     .ftz tininess readings it computes; and execute, whose blocks mix both routes."""
     from ptxfp import policy
-    from ptxfp.ops import f32
     from ptxfp.ops.arith import kernel_spec
-    from ptxfp.core._jit import fpenv_set
 
     if ".ftz" not in spelling and tininess != "after_rounding_unbounded":
         pytest.skip("the reading matters for .ftz only")
@@ -245,20 +254,9 @@ def test_f32_lane_wide_on_every_lane(spelling, tininess):
     ops = (a, b, c) if op == "fma" else (a, b)
     with policy.using(ftz_tininess=tininess):
         spec = kernel_spec(_form(spelling).ins, policy.current())
-        OP, MODE, FTZ, TINY = spec.op, spec.mode, spec.ftz, spec.tininess
-        SAT, SAT_MZ, NAN_BITS = spec.sat, spec.sat_mz, spec.nan_bits
-        CSR = 0x1F80 | (kernels.MXCSR_RC[MODE] << 13)
-        lane_wide = f32.lane_wide
-
-        @njit
-        def run(a, b, c, o):
-            env = fpenv_set(np.int32(CSR))
-            for i in range(o.size):
-                o[i] = lane_wide(a[i], b[i], c[i], OP, MODE, FTZ, TINY, SAT, SAT_MZ, NAN_BITS)
-            fpenv_set(env)
-
         wide = np.empty(a.size, np.uint32)
-        run(a, b, c, wide)
+        _run_f32_wide(a, b, c, wide, spec.op, spec.mode, spec.ftz, spec.tininess, spec.sat,
+                      spec.sat_mz, spec.nan_bits, 0x1F80 | (kernels.MXCSR_RC[spec.mode] << 13))
         got = ptxfp.execute(spelling, *ops)
         exp = oracle.compute_array(spelling, *ops)
     for name, res in (("lane_wide", wide), ("execute", got)):

@@ -224,6 +224,8 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
     # needs two tiny operands: about 6% of blocks of random bits flag, and runs of 15 after
     # each took half of such an array to lane_wide); it doubles (2r + 1) while flags recur
     RUN0 = _RUN if OP in (OP_MUL, OP_FMA) else 0
+    # one constant per branch, so that Numba prunes the other route before typing it
+    BEFORE = bool(FTZ and TINY == TINY_BEFORE)
 
     def kernel(a, b, c, out, start, stop):  # type: ignore[no-untyped-def]
         a = a[start:stop]
@@ -267,7 +269,7 @@ def _fast_kernel(key: tuple[Any, ...]) -> Any:
                     run_len = RUN0
             if redo:
                 run_left -= 1
-                if FTZ and TINY == TINY_BEFORE:
+                if BEFORE:
                     fpenv_set(np.int32(MXCSR_DEFAULT))
                     for i in range(n):
                         ob[i] = lane(ab[i], bb[i], cb[i], OP, MODE, FTZ, TINY, SAT, SAT_MZ,
