@@ -242,6 +242,28 @@ _F16_SCALE, _F16_MIN_SCALED = np.float32(2.0 ** 10), np.float32(2.0 ** -4)
 _BF16_SCALE, _BF16_MIN_SCALED = np.float32(2.0 ** 64), np.float32(2.0 ** -62)
 
 
+#: binary32's smallest normal (below_normal_onto_grid)
+_F32_MIN_NORMAL = 2.0 ** -126
+
+
+@njit(inline="always")
+def below_normal_onto_grid(s, magic, mode):
+    """A binary64 ``s`` below binary32's smallest normal in magnitude rounded, in ``mode``
+    (that of the FP environment, which must be the same), onto the grid of the last place of
+    ``magic`` (1.5 times a power of two far above 2**-126: ``s + magic`` stays in magic's
+    binade, its rounding is the one onto that grid, and the difference is exact); ``s``
+    itself elsewhere.  The sign is s's, zeros included.  For a subnormal grid (binary32's,
+    bf16's) the result then converts to binary32 exactly: the assist-free rounding of the
+    kernels that may not produce a subnormal by an inexact binary32 operation (a microcode
+    assist per vector on this project's Intel core).  Toward +-inf the addition rounds s
+    itself; to nearest and toward zero, whose roundings are symmetric, |s| (s + magic would
+    round a negative s away from zero under RZ)."""
+    if abs(s) >= _F32_MIN_NORMAL:
+        return s
+    w = s if mode == RM or mode == RP else abs(s)
+    return np.copysign((w + magic) - magic, s)
+
+
 @njit
 def round_pack32(v, EBITS, mode, flush_tiny, nan_from_bits=False):
     """``round_pack`` for a binary32 ``v`` (exact result or round-to-odd proxy at 24 bits)

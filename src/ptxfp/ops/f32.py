@@ -50,9 +50,11 @@ from ..core._bitcast import bits_from_f32
 from ..core.exact import add_odd, decode, decode32, fma32, zero_sign_fix
 from ..core.formats import F32
 from ..core._jit import (MXCSR_DEFAULT, MXCSR_RC, X86, fpenv_enter, fpenv_leave, fpenv_set,
-                         jit_cached, prefetch)
-from .kernels import FAST, MXCSR_FTZ, OP_ADD, OP_FMA, OP_MUL, PF_AHEAD, PF_CHUNK, PREFETCH
-from ..core.rounding import RM, RN, RP, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED, round_pack
+                         jit_cached)
+from .kernels import (FAST, MXCSR_FTZ, OP_ADD, OP_FMA, OP_MUL, PF_CHUNK, PREFETCH,
+                      prefetch_lanes)
+from ..core.rounding import (RM, RN, TINY_AFTER, TINY_BEFORE, TINY_UNBOUNDED,
+                             below_normal_onto_grid, round_pack)
 
 __all__ = ["handles", "kernel_for", "lane"]
 
@@ -141,10 +143,10 @@ def lane_wide(a, b, c, OP, mode, ftz, tininess, sat, sat_mz,  # type: ignore[no-
     .rn add/sub the nearest sum (rounding a sum to 53 and then to 24 bits is innocuous,
     53 >= 2 * 24 + 2: Figueroa 1995), for the directed modes s rounded again in the same mode
     is the exact result's rounding (nested grids).  At or above 2**-126 s is converted to
-    binary32 in the mode; below, s + 1.5 * 2**-97 (whose last place is binary32's subnormal
-    step; |s| for .rn and .rz, whose roundings are symmetric) rounds it onto that grid in the
-    mode, the difference is exact and s's sign is put back, and the conversion is exact.  No operation here underflows inexactly: on the Intel
-    core of docs/performance.md each such vector costs a microcode assist.  .ftz: subnormal
+    binary32 in the mode; below, rounding.below_normal_onto_grid puts it on binary32's
+    subnormal grid in the mode first (the last place of 1.5 * 2**-97), and the conversion is
+    exact.  No operation here underflows inexactly: on the Intel core of
+    docs/performance.md each such vector costs a microcode assist.  .ftz: subnormal
     inputs read as zeros of their sign (on the bits); a result is tiny under IEEE's reading
     when s, rounded to 24 bits in the mode with an unbounded exponent, is below 2**-126: s
     times 2**64 converted (a normal binary32 for |s| >= 2**-127, below which s is tiny
@@ -162,11 +164,7 @@ def lane_wide(a, b, c, OP, mode, ftz, tininess, sat, sat_mz,  # type: ignore[no-
         s = x + y
     else:
         s = x - y
-    # toward +-inf the addition rounds s itself; to nearest and toward zero, |s| (s + M would
-    # round a negative s away from zero under .rz)
-    w = s if mode == RM or mode == RP else abs(s)
-    q = np.copysign((w + _SUB_GRID) - _SUB_GRID, s) if abs(s) < _MIN_NORMAL else s
-    v = np.float32(q)
+    v = np.float32(below_normal_onto_grid(s, _SUB_GRID, mode))
     vb: int = bits_from_f32(v)  # type: ignore[call-arg]
     mag = vb & 0x7FFFFFFF
     if ftz and tininess == TINY_UNBOUNDED:
@@ -237,7 +235,7 @@ def _fast_loop(key: tuple[Any, ...]) -> Any:
     CSR_HW = MXCSR_DEFAULT | RC | MXCSR_FTZ | (MXCSR_DAZ if FTZ else 0)
     CSR_WIDE = MXCSR_DEFAULT | RC
     FLAGS = _UE | (_DE if OP in (OP_MUL, OP_FMA) and not FTZ else 0)
-    BLOCK, CH, AHEAD, PF = _BLOCK, PF_CHUNK, PF_AHEAD, PREFETCH
+    BLOCK, CH = _BLOCK, PF_CHUNK
     USE_C = OP == OP_FMA
     # the run of blocks redone after a flagged one starts at 15 for mul/fma (a quarter of the
     # products of random bits underflow: every block flags) and at 0 for add/sub (a tiny sum
@@ -271,12 +269,7 @@ def _fast_loop(key: tuple[Any, ...]) -> Any:
                     b2 = bb[u:u + m]
                     c2 = cb[u:u + m]
                     o2 = ob[u:u + m]
-                    if PF:                                  # 16 binary32 lanes a line
-                        for j in range(u + AHEAD, u + AHEAD + m, 16):
-                            prefetch(ab, j)
-                            prefetch(bb, j)
-                            if USE_C:
-                                prefetch(cb, j)
+                    prefetch_lanes(a2, b2, c2, 0, m, 16, True, USE_C, 16)   # 16 to a line
                     for i in range(m):
                         bits, at_min = lane_hw(a2[i], b2[i], c2[i], OP, SAT, SAT_MZ, NAN_BITS)
                         o2[i] = bits
@@ -301,5 +294,5 @@ def _fast_loop(key: tuple[Any, ...]) -> Any:
                                           SAT_MZ, NAN_BITS)
         fpenv_leave(env)
 
-    return jit_cached(kernel, ("f32-fast",) + key + (PF,), nogil=True)
+    return jit_cached(kernel, ("f32-fast",) + key + (PREFETCH,), nogil=True)
 

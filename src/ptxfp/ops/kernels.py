@@ -28,7 +28,8 @@ from ..core.exact import (HAVE_AVX512FP16, HAVE_F16C, add_odd, add_odd32, decode
                           fma_bf16_wide, half_add, half_fma, half_is_nan, half_min_normal,
                           half_mul, half_sub, half_subnormal, zero_sign_fix, zero_sign_fix32)
 from ..core.formats import BF16, F16, FORMATS
-from ..core.rounding import F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER, round_pack, round_pack32
+from ..core.rounding import (F16_TINY_AFTER_RN, RM, RN, RZ, TINY_AFTER,
+                             below_normal_onto_grid, round_pack, round_pack32)
 
 #: the operations the lane computes, by opcode: a row's opcode selects its branch of ``lane``
 OP_ADD, OP_SUB, OP_MUL, OP_FMA = 0, 1, 2, 3
@@ -131,9 +132,7 @@ def _finish(a, b, c, mag, sign, is_nan, K, ftz_after_done=False):
 #: and underflow flags: the bf16 mul's plain pass runs with FTZ and reads the flags (kernel32).
 MXCSR_FTZ = 0x8000
 MXCSR_DE_UE = 0x12
-#: bf16 mul_wide's constants: binary32's smallest normal, and the binary64 addend whose last
-#: place is bf16's subnormal step 2**-133.
-_F32_MIN_NORMAL = 2.0 ** -126
+#: mul_wide's binary64 addend whose last place is bf16's subnormal step 2**-133.
 _BF16_SUB_GRID = 1.5 * 2.0 ** -81
 
 
@@ -143,17 +142,15 @@ def mul_wide(a, b, K):
     the blocks whose plain binary32 pass raised the underflow or denormal-operand flag).
     The exact binary64 product p is converted to binary32 as it is where |p| >= 2**-126
     (binary32's rounding of it, then bf16's, as the plain pass does), and below that it is
-    first rounded onto bf16's subnormal grid (multiples of 2**-133, nearest even: the
-    binary64 sum |p| + 1.5 * 2**-81 has that last place), which binary32 holds exactly; the
+    first rounded onto bf16's subnormal grid (multiples of 2**-133, nearest even, by
+    rounding.below_normal_onto_grid with 1.5 * 2**-81), which binary32 holds exactly; the
     sign is p's, zeros included.  Only exact conversions produce subnormal binary32 values:
     an inexact one, like a binary32 multiply that underflows, costs this Intel core a
     microcode assist per vector.  The result is read on its bits (round_pack32)."""
     (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
      relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
     p = np.float64(decode32(a, AE, AM, False)) * np.float64(decode32(b, AE, AM, False))
-    ap = abs(p)
-    q = (ap + _BF16_SUB_GRID) - _BF16_SUB_GRID if ap < _F32_MIN_NORMAL else ap
-    v = np.float32(np.copysign(q, p))
+    v = np.float32(below_normal_onto_grid(p, _BF16_SUB_GRID, RN))
     mag, sign, is_nan = round_pack32(v, AE, mode, TINY_AFTER, True)
     return _finish(a, b, a, mag, sign, is_nan, K)
 
@@ -297,36 +294,45 @@ WIDE_CHUNK = 256
 #: further on.  On arrays beyond the last-level cache the hardware's own prefetchers left the
 #: bf16 fma loop at 2.1 G lanes/s where it computes 3.3 in cache; asked ahead, it runs at the
 #: memory's pace.  Chunks of 256 16-bit lanes are 8 cache lines of each operand.
+#: ``PTXFP_NO_PREFETCH=1`` keeps the chunks and asks for nothing.
 PF_CHUNK = 256
 PF_AHEAD = 2048
 PREFETCH = os.environ.get("PTXFP_NO_PREFETCH", "") in ("", "0")
 
 
 @njit(inline="always")
-def ahead(a, b, c, s, n, K):
-    """Prefetch the lanes ``[s, s + n)`` of the operands that the form of ``K`` reads,
-    PF_AHEAD lanes on (a hint: past the end of an array it does nothing)."""
-    (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
-     relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
-    # a and b hold 16-bit lanes (32 to a 64-byte line), c too or binary32 (MIXED); the steps
-    # are constants: one computed from the arrays' itemsize halved the loops' speed
-    q = s + PF_AHEAD
-    for j in range(q, q + n, 32):
-        prefetch(a, j)
-        if not (MIXED and OP != OP_FMA):        # add.f32.f16 d, a, c reads no b
-            prefetch(b, j)
-        if OP == OP_FMA and not MIXED:          # add d, a, b reads no c
-            prefetch(c, j)
-    if MIXED:
-        for j in range(q, q + n, 16):
-            prefetch(c, j)
+def prefetch_lanes(a, b, c, s, n, STEP, B, C, C_STEP):
+    """Prefetch the lanes ``[s, s + n)`` of a (and of b where ``B``, of c where ``C``),
+    PF_AHEAD lanes on, one request per 64-byte line: ``STEP`` lanes of a and b, ``C_STEP`` of
+    c (a hint: past the end of an array it does nothing).  The steps must be constants: one
+    computed from the arrays' itemsize halved the speed of the loop after it."""
+    if PREFETCH:
+        q = s + PF_AHEAD
+        for j in range(q, q + n, STEP):
+            prefetch(a, j)
+            if B:
+                prefetch(b, j)
+            if C and C_STEP == STEP:
+                prefetch(c, j)
+        if C and C_STEP != STEP:
+            for j in range(q, q + n, C_STEP):
+                prefetch(c, j)
 
 
 @njit(inline="always")
-def wide_run(a, b, c, o, K, v, pf=False):
+def ahead(a, b, c, s, n, K):
+    """``prefetch_lanes`` for the operands that the form of ``K`` reads, all of 16-bit lanes
+    (32 to a line; the mixed forms do not prefetch): add d, a, b reads no c."""
+    (OP, MIXED, EXACT, AE, AM, CE, CM, P, EMIN, EMAX, WIDTH, ONE, mode, ftz, tininess, sat,
+     relu, oob, sat_mz, relu_mz, oob_sign, oob_c, nan_bits) = K
+    prefetch_lanes(a, b, c, s, n, 32, True, OP == OP_FMA, 32)
+
+
+@njit(inline="always")
+def wide_run(a, b, c, o, K, v):
     """bf16 fma on the wide lane, right on any input (docs/semantics.md, "Fast lane"):
     ``o[i]`` for the bf16 lanes ``a[i], b[i], c[i]`` of the form ``K``, by chunks of
-    ``v.size`` lanes (``pf``: each asking for the operands of a later one first, ``ahead``), two
+    ``v.size`` lanes (each asking for the operands of a later one first, ``ahead``), two
     loops a chunk: the first writes arith.fma_bf16_wide's binary32 bits
     to ``v``, the second rounds them to bf16 and applies NVIDIA's rules (one loop with both
     ran 0.92x as fast).  The FP environment must be ``MXCSR_WIDE``.  bf16 fma has no .ftz, so
@@ -340,8 +346,7 @@ def wide_run(a, b, c, o, K, v, pf=False):
         cb = c[s:s + n]
         ob = o[s:s + n]
         vb = v[:n]
-        if pf:
-            ahead(ab, bb, cb, 0, n, K)
+        ahead(ab, bb, cb, 0, n, K)
         for i in range(n):
             vb[i] = bits_from_f32(fma_bf16_wide(ab[i], bb[i], cb[i], mode == RM))
         for i in range(n):
@@ -438,11 +443,10 @@ def _build(spec):
     return jit_cached(kernel, spec, nogil=True)
 
 
-def _build32(spec, half=None, pf=None):
+def _build32(spec, half=None):
     """The kernel of ``spec`` on the fast lane (``fast_ok(spec)`` must hold).  ``half``: use
     lane16 for the .rn f16 forms (default: where the machine has AVX512-FP16; False for the
-    binary32 lane, as on a machine without it).  ``pf``: prefetch (``ahead``; default
-    ``PREFETCH``)."""
+    binary32 lane, as on a machine without it)."""
     K = tuple(lane_consts(spec))     # by position: see _build
     MIXED = spec.c_fmt != spec.lane_fmt
     # Only the mixed forms round in the environment's mode; the others need round-to-nearest.
@@ -470,8 +474,6 @@ def _build32(spec, half=None, pf=None):
             and spec.lane_fmt == F16.code and spec.mode == RN)
     HALF_CHECK = (HALF and spec.ftz and spec.tininess != TINY_AFTER
                   and spec.op in (OP_MUL, OP_FMA))
-    # the mixed forms keep up with the memory without it (by chunks they ran 0.95x)
-    PF = (PREFETCH if pf is None else pf) and not MIXED
     CH = PF_CHUNK
 
     def kernel32(a, b, c, out, start, stop):
@@ -492,8 +494,7 @@ def _build32(spec, half=None, pf=None):
                 bb = b[s:s + n]
                 cb = c[s:s + n]
                 ob = o[s:s + n]
-                if PF:
-                    ahead(ab, bb, cb, 0, n, K)
+                ahead(ab, bb, cb, 0, n, K)
                 edge = False
                 for i in range(n):
                     bits, at_min = lane16(ab[i], bb[i], cb[i], K)
@@ -502,7 +503,9 @@ def _build32(spec, half=None, pf=None):
                 if edge:
                     for i in range(n):
                         ob[i] = lane32(ab[i], bb[i], cb[i], K)
-        elif not (BLOCKS or MUL_BLOCKS) and not PF:
+        elif MIXED:
+            # no chunks and no prefetch: the mixed forms keep up with the memory without
+            # them (by chunks they ran 0.95x as fast)
             for i in range(o.size):
                 o[i] = lane32(a[i], b[i], c[i], K)
         elif not (BLOCKS or MUL_BLOCKS):
@@ -539,19 +542,15 @@ def _build32(spec, half=None, pf=None):
                 redo = run_left > 0
                 if not redo:
                     fpenv_set(np.int32(CSR))              # clears the flags
-                    if not PF:
-                        for i in range(n):
-                            ob[i] = lane32(ab[i], bb[i], cb[i], K)
-                    else:
-                        for u in range(0, n, CH):
-                            m = min(CH, n - u)
-                            ab2 = ab[u:u + m]
-                            bb2 = bb[u:u + m]
-                            cb2 = cb[u:u + m]
-                            ob2 = ob[u:u + m]
-                            ahead(ab2, bb2, cb2, 0, m, K)
-                            for i in range(m):
-                                ob2[i] = lane32(ab2[i], bb2[i], cb2[i], K)
+                    for u in range(0, n, CH):
+                        m = min(CH, n - u)
+                        ab2 = ab[u:u + m]
+                        bb2 = bb[u:u + m]
+                        cb2 = cb[u:u + m]
+                        ob2 = ob[u:u + m]
+                        ahead(ab2, bb2, cb2, 0, m, K)
+                        for i in range(m):
+                            ob2[i] = lane32(ab2[i], bb2[i], cb2[i], K)
                     if fpenv_set(np.int32(CSR)) & FLAGS:
                         redo = True
                         run_left = run_len + 1
@@ -567,16 +566,15 @@ def _build32(spec, half=None, pf=None):
                             ab2 = ab[u:u + m]
                             bb2 = bb[u:u + m]
                             ob2 = ob[u:u + m]
-                            if PF:
-                                ahead(ab2, bb2, bb2, 0, m, K)
+                            ahead(ab2, bb2, bb2, 0, m, K)
                             for i in range(m):
                                 ob2[i] = mul_wide(ab2[i], bb2[i], K)
                     else:
-                        wide_run(ab, bb, cb, ob, K, v, PF)
+                        wide_run(ab, bb, cb, ob, K, v)
         fpenv_leave(env)
 
     return jit_cached(kernel32, ("lane32", spec) + (("half",) if HALF else ())
-                      + (("pf", PF_CHUNK, PF_AHEAD) if PF else ()), nogil=True)
+                      + ("pf", PREFETCH, PF_CHUNK, PF_AHEAD), nogil=True)
 
 
 _kernels = {}
@@ -625,8 +623,6 @@ def as_f16_kernel(key):
     NAN_BITS = key.nan_bits
     CHUNK = AS_F16_CHUNK
     P, WIDTH, ONE = F16.precision, F16.width, F16.one
-    PF = PREFETCH
-    PF_K = (OP_FMA, False) + (0,) * 21          # ahead's reading: an fma of three 16-bit lanes
 
     def as_f16(a, b, c, out, start, stop):
         a = a[start:stop]
@@ -643,22 +639,17 @@ def as_f16_kernel(key):
             ob = o[s:s + n]
             vb = v[:n]
             fpenv_set(np.int32(CSR))
-            if not PF:
-                for i in range(n):
-                    vb[i] = fma32(decode32(ab[i], 5, 10, False), decode32(bb[i], 5, 10, False),
-                                  decode32(cb[i], 5, 10, False))
-            else:
-                for u in range(0, n, PF_CHUNK):
-                    m = min(PF_CHUNK, n - u)
-                    ab2 = ab[u:u + m]
-                    bb2 = bb[u:u + m]
-                    cb2 = cb[u:u + m]
-                    vb2 = vb[u:u + m]
-                    ahead(ab2, bb2, cb2, 0, m, PF_K)
-                    for i in range(m):
-                        vb2[i] = fma32(decode32(ab2[i], 5, 10, False),
-                                       decode32(bb2[i], 5, 10, False),
-                                       decode32(cb2[i], 5, 10, False))
+            for u in range(0, n, PF_CHUNK):
+                m = min(PF_CHUNK, n - u)
+                ab2 = ab[u:u + m]
+                bb2 = bb[u:u + m]
+                cb2 = cb[u:u + m]
+                vb2 = vb[u:u + m]
+                prefetch_lanes(ab2, bb2, cb2, 0, m, 32, True, True, 32)
+                for i in range(m):
+                    vb2[i] = fma32(decode32(ab2[i], 5, 10, False),
+                                   decode32(bb2[i], 5, 10, False),
+                                   decode32(cb2[i], 5, 10, False))
             fpenv_set(np.int32(MXCSR_DEFAULT))
             for i in range(n):
                 mag, sign, is_nan = round_pack32(vb[i], 5, RN, TINY_AFTER)
@@ -669,7 +660,7 @@ def as_f16_kernel(key):
     with _lock:
         k = _kernels.get(key)
         if k is None:
-            k = _kernels[key] = jit_cached(as_f16, ("as_f16", key, PF), nogil=True)
+            k = _kernels[key] = jit_cached(as_f16, ("as_f16", key, PREFETCH), nogil=True)
             _parallel_min[key] = PARALLEL_MIN_FAST
     return k
 
